@@ -1,0 +1,114 @@
+package clock
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func TestFakeTimerFiresOnlyWhenDue(t *testing.T) {
+	f := NewFake(t0)
+	tm := f.NewTimer(10 * time.Second)
+
+	f.Advance(9 * time.Second)
+	select {
+	case <-tm.C():
+		t.Fatal("timer fired early")
+	default:
+	}
+
+	f.Advance(time.Second)
+	select {
+	case got := <-tm.C():
+		assert.Equal(t, t0.Add(10*time.Second), got)
+	default:
+		t.Fatal("timer did not fire at its deadline")
+	}
+	assert.Equal(t, 0, f.Pending())
+}
+
+func TestFakeTimerStopAndReset(t *testing.T) {
+	f := NewFake(t0)
+	tm := f.NewTimer(time.Second)
+	assert.True(t, tm.Stop())
+	assert.False(t, tm.Stop())
+	f.Advance(time.Hour)
+	assert.Empty(t, tm.C())
+
+	assert.False(t, tm.Reset(time.Minute))
+	f.Advance(time.Minute)
+	assert.Len(t, tm.C(), 1)
+}
+
+func TestFakeTickerFiresEveryPeriodAndDropsUnreadTicks(t *testing.T) {
+	f := NewFake(t0)
+	tk := f.NewTicker(time.Second)
+	defer tk.Stop()
+
+	f.Advance(time.Second)
+	assert.Equal(t, t0.Add(time.Second), <-tk.C())
+
+	// Three periods pass with nobody reading: like time.Ticker, one tick is kept.
+	f.Advance(3 * time.Second)
+	assert.Equal(t, t0.Add(2*time.Second), <-tk.C())
+	assert.Empty(t, tk.C())
+
+	tk.Reset(10 * time.Second)
+	f.Advance(9 * time.Second)
+	assert.Empty(t, tk.C())
+	f.Advance(time.Second)
+	assert.Len(t, tk.C(), 1)
+}
+
+func TestFakeFiresInDeadlineOrderAndSetsNowToEachDeadline(t *testing.T) {
+	f := NewFake(t0)
+	var mu sync.Mutex
+	var order []time.Duration
+	var wg sync.WaitGroup
+	for _, d := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
+		wg.Add(1)
+		f.AfterFunc(d, func() {
+			defer wg.Done()
+			mu.Lock()
+			order = append(order, d)
+			mu.Unlock()
+		})
+	}
+	late := f.NewTimer(5 * time.Second)
+	f.Advance(4 * time.Second)
+	wg.Wait()
+	assert.ElementsMatch(t, []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, order)
+	assert.Equal(t, t0.Add(4*time.Second), f.Now())
+	assert.Empty(t, late.C())
+}
+
+func TestFakeBlockUntilWaitsForAWaiter(t *testing.T) {
+	f := NewFake(t0)
+	done := make(chan time.Time)
+	go func() {
+		tm := f.NewTimer(time.Minute)
+		done <- <-tm.C()
+	}()
+	f.BlockUntil(1)
+	f.Advance(time.Minute)
+	require.Equal(t, t0.Add(time.Minute), <-done)
+}
+
+func TestFakeSetNeverMovesBackwards(t *testing.T) {
+	f := NewFake(t0)
+	f.Set(t0.Add(-time.Hour))
+	assert.Equal(t, t0, f.Now())
+	assert.Equal(t, time.Duration(0), f.Since(t0))
+}
+
+func TestOrReal(t *testing.T) {
+	f := NewFake(t0)
+	assert.Same(t, f, OrReal(f))
+	assert.IsType(t, realClock{}, OrReal(nil))
+	assert.WithinDuration(t, time.Now(), Real().Now(), time.Minute)
+}

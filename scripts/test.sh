@@ -1,0 +1,457 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the project's whole check, the one CI runs (.ci/run).
+#
+# It starts a private RabbitMQ node and a private PostgreSQL server on
+# loopback, on non-default ports, in a temporary directory, then runs, in
+# order: gofmt, go vet, staticcheck, go test -race, and a short run of every
+# fuzz target. Whatever it started it stops again on exit; its exit code is
+# the result of the checks.
+#
+# On a fresh Debian 12 machine, as root, it installs what is missing
+# (rabbitmq-server, postgresql) with apt-get first.
+#
+# Exported to the tests (internal/testenv reads them):
+#   FEEDKIT_AMQP_URL     amqp://guest:guest@127.0.0.1:<port>/ (guest only
+#                        works over loopback, which is all we listen on)
+#   FEEDKIT_PG_URL       postgres://postgres@127.0.0.1:<port>/postgres?sslmode=disable
+#                        (trust auth, so no password)
+#   FEEDKIT_RABBITMQCTL  a command (a generated wrapper script) that runs
+#                        rabbitmqctl against OUR node with the right node name,
+#                        Erlang cookie and epmd port; the tests append
+#                        arguments, e.g.
+#                          $FEEDKIT_RABBITMQCTL close_all_connections test
+#                          $FEEDKIT_RABBITMQCTL stop_app
+#                          $FEEDKIT_RABBITMQCTL start_app
+#
+# Bring your own services: when FEEDKIT_AMQP_URL (or FEEDKIT_PG_URL) is
+# already set, that service is not started and the given URL is used. With
+# your own broker, export FEEDKIT_RABBITMQCTL too if tests need to control it.
+#
+# Other knobs:
+#   FEEDKIT_FUZZTIME     how long each fuzz target runs (default 5s)
+#   FEEDKIT_KEEP_TMP=1   keep the temporary directory (server logs) on exit
+#   CI=true              integration tests fail instead of skipping when a
+#                        service is missing (set by .ci/run)
+set -euo pipefail
+
+readonly STATICCHECK_VERSION=v0.8.2 # staticcheck 2026.2.2, built for Go 1.26
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+readonly START_SECONDS=$SECONDS
+
+section() {
+	printf '\n==> [%4ds] %s\n' "$((SECONDS - START_SECONDS))" "$*"
+}
+
+die() {
+	printf 'test.sh: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------------------
+# Cleanup: stop only what this script started, then remove its temp dir.
+# ---------------------------------------------------------------------------
+
+TMP_DIR=""
+RMQ_PID=""     # the broker's start script, our child, leading its own process group
+EPMD_PID=""    # our private epmd, our child
+RMQ_CTL=""     # the generated rabbitmqctl wrapper
+PG_BIN=""      # the directory with initdb and pg_ctl
+PG_DATA=""     # set once our PostgreSQL may be running
+POLICY_RC_D="" # set while our temporary /usr/sbin/policy-rc.d exists
+
+# alive PID: is PID running? kill -0 alone is not enough: it succeeds on a
+# zombie, and our children stay zombies until we wait for them.
+alive() {
+	local state
+	state=$(sed -E 's/^.*\) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	[[ -n $state && $state != Z ]]
+}
+
+# stop_pid PID SECONDS [TARGET]: wait up to SECONDS for PID to exit, then
+# send TERM, then KILL, to TARGET (default PID; "-PID" means its process
+# group), and reap PID.
+stop_pid() {
+	local pid=$1 deadline=$((SECONDS + $2)) target=${3:-$1}
+	while alive "$pid" && ((SECONDS < deadline)); do sleep 0.2; done
+	if alive "$pid"; then
+		echo "process $pid did not exit in time; sending SIGTERM"
+		kill -TERM -- "$target" 2>/dev/null
+		deadline=$((SECONDS + 10))
+		while alive "$pid" && ((SECONDS < deadline)); do sleep 0.2; done
+		alive "$pid" && kill -KILL -- "$target" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT INT TERM
+	if [[ -n $POLICY_RC_D ]]; then
+		rm -f "$POLICY_RC_D"
+	fi
+	if [[ -n $RMQ_PID || -n $EPMD_PID || -n $PG_DATA ]]; then
+		section "stopping test services"
+	fi
+	if [[ -n $RMQ_PID ]]; then
+		if alive "$RMQ_PID"; then
+			timeout 60 "$RMQ_CTL" stop >/dev/null 2>&1 || echo "rabbitmqctl stop failed"
+		fi
+		stop_pid "$RMQ_PID" 30 "-$RMQ_PID"
+		echo "RabbitMQ stopped"
+	fi
+	if [[ -n $EPMD_PID ]]; then
+		kill -TERM "$EPMD_PID" 2>/dev/null
+		stop_pid "$EPMD_PID" 5
+	fi
+	if [[ -n $PG_DATA ]]; then
+		as_pg "$PG_BIN/pg_ctl" stop -D "$PG_DATA" -m fast -w -t 60 >/dev/null ||
+			echo "pg_ctl stop failed"
+		echo "PostgreSQL stopped"
+	fi
+	if [[ -n $TMP_DIR ]]; then
+		if [[ ${FEEDKIT_KEEP_TMP:-} == 1 ]]; then
+			echo "kept $TMP_DIR"
+		else
+			rm -rf "$TMP_DIR"
+		fi
+	fi
+	if ((rc == 0)); then
+		section "all checks passed"
+	else
+		section "FAILED (exit code $rc)"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+# Turn signals into a normal exit so the EXIT trap stops the services.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+# port_busy PORT: does anything accept connections on 127.0.0.1:PORT?
+port_busy() {
+	timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+# free_port BASE: the first port from BASE on that nobody listens on. We
+# prefer fixed ports (readable logs, easy to poke at by hand) but must not
+# trip over a system service or a second checkout running its tests.
+free_port() {
+	local port
+	for ((port = $1; port < $1 + 50; port++)); do
+		if ! port_busy "$port"; then
+			echo "$port"
+			return 0
+		fi
+	done
+	die "no free port in $1..$(($1 + 49))"
+}
+
+# find_pg_bin: the directory with initdb and pg_ctl. Debian keeps them off
+# PATH, in /usr/lib/postgresql/<version>/bin.
+find_pg_bin() {
+	local initdb dir
+	if initdb=$(command -v initdb) && command -v pg_ctl >/dev/null; then
+		dirname "$(readlink -f "$initdb")"
+		return 0
+	fi
+	for dir in $(printf "%s\n" /usr/lib/postgresql/*/bin | sort -V -r); do
+		if [[ -x $dir/initdb && -x $dir/pg_ctl ]]; then
+			echo "$dir"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# find_rabbitmq_bin: the directory with the real rabbitmq-server and
+# rabbitmqctl scripts. Debian's /usr/sbin ones are wrappers that, as root,
+# "su rabbitmq" and cd to /var/lib/rabbitmq: that resets HOME (so the node
+# would use /var/lib/rabbitmq/.erlang.cookie, not ours) and cannot write to
+# our root-owned temp dir. The scripts behind them take RABBITMQ_* from the
+# environment and run fine as root.
+find_rabbitmq_bin() {
+	local server
+	if [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]]; then
+		echo /usr/lib/rabbitmq/bin
+	elif server=$(command -v rabbitmq-server); then
+		dirname "$(readlink -f "$server")"
+	else
+		return 1
+	fi
+}
+
+# as_pg CMD...: run a PostgreSQL command as a user it accepts. initdb and
+# postgres refuse to run as root, so root uses the postgres OS user.
+as_pg() {
+	if ((EUID == 0)); then
+		# cd: the postgres user may not be allowed into the caller's cwd.
+		(cd "$TMP_DIR" && runuser -u postgres -- "$@")
+	else
+		"$@"
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# Install what is missing (fresh Debian machines, CI)
+# ---------------------------------------------------------------------------
+
+need_rabbitmq=false
+need_pg=false
+[[ -z ${FEEDKIT_AMQP_URL:-} ]] && need_rabbitmq=true
+[[ -z ${FEEDKIT_PG_URL:-} ]] && need_pg=true
+
+packages=()
+if $need_rabbitmq && ! find_rabbitmq_bin >/dev/null; then
+	packages+=(rabbitmq-server)
+fi
+if $need_pg && ! find_pg_bin >/dev/null; then
+	packages+=(postgresql)
+fi
+if ((${#packages[@]} > 0)); then
+	section "installing ${packages[*]}"
+	((EUID == 0)) || die "${packages[*]} missing; install them (apt-get install ${packages[*]}) or export FEEDKIT_AMQP_URL and FEEDKIT_PG_URL"
+	# The packages' postinst would start system-wide services (on 5672,
+	# 4369, 5432) where no init system stops them again. We start our own
+	# on other ports, so forbid that start, the usual Debian way, unless the
+	# machine already has a policy (container images do).
+	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+		POLICY_RC_D=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\n# temporary, from feedkit scripts/test.sh\nexit 101\n' >"$POLICY_RC_D"
+		chmod 755 "$POLICY_RC_D"
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${packages[@]}"
+	if [[ -n $POLICY_RC_D ]]; then
+		rm -f "$POLICY_RC_D"
+		POLICY_RC_D=""
+	fi
+fi
+
+if $need_rabbitmq || $need_pg; then
+	TMP_DIR=$(mktemp -d "${TMPDIR:-/tmp}/feedkit-test.XXXXXX")
+	# The postgres user must reach its data dir inside; the secrets in here
+	# (the Erlang cookie) sit in a 0700 subdirectory.
+	chmod 755 "$TMP_DIR"
+fi
+
+# ---------------------------------------------------------------------------
+# RabbitMQ
+# ---------------------------------------------------------------------------
+
+start_rabbitmq() {
+	local bin amqp_port dist_port epmd_port ctl_port node dir
+	bin=$(find_rabbitmq_bin) || die "rabbitmq-server not found"
+	dir=$TMP_DIR/rabbitmq
+	mkdir -p "$dir/home" "$dir/data" "$dir/log"
+	chmod 700 "$dir/home"
+
+	amqp_port=$(free_port 5673)
+	dist_port=$(free_port 25673)
+	epmd_port=$(free_port 4370)
+	ctl_port=$(free_port 35700) # rabbitmqctl's own node listens from here on
+	node="feedkit-$$@localhost"
+
+	# Our own cookie in our own HOME: both the node and rabbitmqctl read
+	# $HOME/.erlang.cookie, and Erlang wants it private.
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/home/.erlang.cookie"
+	chmod 400 "$dir/home/.erlang.cookie"
+
+	printf 'listeners.tcp.1 = 127.0.0.1:%s\nloopback_users.guest = true\n' "$amqp_port" >"$dir/rabbitmq.conf"
+	printf '[].\n' >"$dir/enabled_plugins"
+	: >"$dir/rabbitmq-env.conf"
+
+	# Everything the node and the CLI need to find each other and to keep
+	# away from a system RabbitMQ: our env file (not /etc/rabbitmq's), our
+	# config, data and logs, and our own epmd port, so that even the Erlang
+	# port mapper is ours and stops with us.
+	local -a env=(
+		HOME="$dir/home"
+		RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
+		RABBITMQ_NODENAME="$node"
+		ERL_EPMD_PORT="$epmd_port"
+		ERL_EPMD_ADDRESS=127.0.0.1
+		RABBITMQ_CTL_DIST_PORT_MIN="$ctl_port"
+		RABBITMQ_CTL_DIST_PORT_MAX="$((ctl_port + 10))"
+		RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+	)
+
+	# The wrapper the tests get as FEEDKIT_RABBITMQCTL.
+	RMQ_CTL=$dir/rabbitmqctl
+	{
+		echo '#!/usr/bin/env bash'
+		echo '# Generated by scripts/test.sh: rabbitmqctl for the test broker.'
+		printf 'export'
+		printf " %q" "${env[@]}"
+		printf '\nexec %q -n %q "$@"\n' "$bin/rabbitmqctl" "$node"
+	} >"$RMQ_CTL"
+	chmod 755 "$RMQ_CTL"
+
+	# Start epmd ourselves, in the foreground of a background job, so we
+	# hold its pid. Left to itself the node would start a daemonized epmd
+	# that outlives this script.
+	env "${env[@]}" epmd -port "$epmd_port" -address 127.0.0.1 </dev/null >"$dir/log/epmd.log" 2>&1 &
+	EPMD_PID=$!
+	local deadline=$((SECONDS + 10))
+	until env "${env[@]}" epmd -port "$epmd_port" -names >/dev/null 2>&1; do
+		alive "$EPMD_PID" || die "epmd exited: $(cat "$dir/log/epmd.log")"
+		((SECONDS < deadline)) || die "epmd did not come up on port $epmd_port"
+		sleep 0.1
+	done
+
+	echo "node $node: AMQP 127.0.0.1:$amqp_port, distribution 127.0.0.1:$dist_port, epmd 127.0.0.1:$epmd_port"
+	# rabbitmq-server is a sh script that runs the VM as its child and stops
+	# it cleanly on SIGTERM. setsid (which execs, keeping $!) puts it all in
+	# a process group of its own, so that a last-resort SIGKILL in cleanup
+	# reaches the VM too.
+	(
+		cd "$dir"
+		exec setsid env "${env[@]}" \
+			RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf" \
+			RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins" \
+			RABBITMQ_MNESIA_BASE="$dir/data" \
+			RABBITMQ_LOG_BASE="$dir/log" \
+			RABBITMQ_DIST_PORT="$dist_port" \
+			RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+			"$bin/rabbitmq-server" </dev/null >"$dir/log/server.out" 2>&1
+	) &
+	RMQ_PID=$!
+
+	# await_startup fails at once while the node is not yet registered with
+	# epmd, so retry it until the deadline; stop early if the node died.
+	deadline=$((SECONDS + 120))
+	until "$RMQ_CTL" await_startup --timeout 30 >"$dir/log/await.out" 2>&1; do
+		if ! alive "$RMQ_PID"; then
+			tail -n 50 "$dir/log/server.out" >&2
+			die "RabbitMQ exited during startup (log above)"
+		fi
+		if ((SECONDS >= deadline)); then
+			cat "$dir/log/await.out" >&2
+			tail -n 50 "$dir/log/server.out" >&2
+			die "RabbitMQ did not start within 120s"
+		fi
+		sleep 0.5
+	done
+
+	export FEEDKIT_AMQP_URL="amqp://guest:guest@127.0.0.1:$amqp_port/"
+	export FEEDKIT_RABBITMQCTL="$RMQ_CTL"
+}
+
+# ---------------------------------------------------------------------------
+# PostgreSQL
+# ---------------------------------------------------------------------------
+
+start_postgres() {
+	local port dir
+	PG_BIN=$(find_pg_bin) || die "initdb/pg_ctl not found"
+	if ((EUID == 0)); then
+		id postgres >/dev/null 2>&1 || die "running as root but there is no postgres user to run PostgreSQL as"
+	fi
+	dir=$TMP_DIR/postgres
+	mkdir -p "$dir"
+	((EUID == 0)) && chown postgres: "$dir"
+	port=$(free_port 5433)
+
+	# -U postgres: the same superuser name whoever runs this, so the URL
+	# below holds. Trust auth: nothing but us can reach a loopback port in
+	# a throwaway cluster. --no-sync and fsync=off: durability is no concern
+	# here and both save seconds.
+	as_pg "$PG_BIN/initdb" -D "$dir/data" -U postgres --auth=trust \
+		--encoding=UTF8 --locale=C --no-sync >"$TMP_DIR/initdb.log" 2>&1 ||
+		{ cat "$TMP_DIR/initdb.log" >&2; die "initdb failed"; }
+
+	PG_DATA=$dir/data
+	as_pg "$PG_BIN/pg_ctl" start -D "$PG_DATA" -l "$dir/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c fsync=off" >/dev/null ||
+		{ tail -n 50 "$dir/server.log" >&2; die "pg_ctl start failed"; }
+
+	local deadline=$((SECONDS + 60))
+	until "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres; do
+		((SECONDS < deadline)) || { tail -n 50 "$dir/server.log" >&2; die "PostgreSQL not ready within 60s"; }
+		sleep 0.2
+	done
+	echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, data in $PG_DATA"
+
+	export FEEDKIT_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+}
+
+# ---------------------------------------------------------------------------
+# Services
+# ---------------------------------------------------------------------------
+
+section "starting test services"
+services_started=$SECONDS
+if $need_rabbitmq; then
+	start_rabbitmq
+else
+	echo "FEEDKIT_AMQP_URL is set: using that broker, starting none"
+fi
+if $need_pg; then
+	start_postgres
+else
+	echo "FEEDKIT_PG_URL is set: using that database, starting none"
+fi
+echo "services ready in $((SECONDS - services_started))s"
+echo "FEEDKIT_AMQP_URL=$FEEDKIT_AMQP_URL"
+echo "FEEDKIT_PG_URL=$FEEDKIT_PG_URL"
+echo "FEEDKIT_RABBITMQCTL=${FEEDKIT_RABBITMQCTL:-(unset)}"
+
+# ---------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------
+
+section "go version"
+go version
+
+section "gofmt -l ."
+unformatted=$(gofmt -l .)
+if [[ -n $unformatted ]]; then
+	echo "$unformatted"
+	die "the files above need gofmt -w"
+fi
+echo "ok"
+
+section "go vet ./..."
+go vet ./...
+echo "ok"
+
+section "staticcheck ./... ($STATICCHECK_VERSION)"
+gobin=$(go env GOBIN)
+[[ -n $gobin ]] || gobin=$(go env GOPATH)/bin
+staticcheck=$gobin/staticcheck
+# Reinstall only when missing, another version, or built by another Go (a
+# staticcheck built by an older Go cannot load code that needs a newer one):
+# the build takes ~30s.
+if ! "$staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})" ||
+	[[ $(go version "$staticcheck" 2>/dev/null | awk '{print $2}') != "$(go env GOVERSION)" ]]; then
+	go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+"$staticcheck" -version
+"$staticcheck" ./...
+echo "ok"
+
+section "go test -race -count=1 ./..."
+go test -race -count=1 ./...
+
+section "fuzz targets (${FEEDKIT_FUZZTIME:-5s} each)"
+# go test -list prints a package's matching names just before its
+# "ok <package>" line; pair them up as "<package> <name>".
+fuzz_list=$(go test -list '^Fuzz' ./... | awk '
+	/^Fuzz/ { names[n++] = $1; next }
+	/^ok[ \t]/ { for (i = 0; i < n; i++) print $2, names[i]; n = 0 }
+')
+if [[ -z $fuzz_list ]]; then
+	echo "no fuzz targets"
+else
+	while read -r pkg name; do
+		echo "--- $pkg $name"
+		# One target per run: go test -fuzz accepts only one.
+		go test -run='^$' -fuzz="^${name}\$" -fuzztime="${FEEDKIT_FUZZTIME:-5s}" "$pkg" </dev/null
+	done <<<"$fuzz_list"
+fi
