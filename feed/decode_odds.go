@@ -1,0 +1,199 @@
+package feed
+
+// oddsChange decodes
+//
+//	<odds_change product event_id timestamp [request_id] [odds_change_reason]>
+//	  <sport_event_status .../>
+//	  <odds [betting_status] [betstop_reason]>
+//	    <market id [specifiers] [extended_specifiers] [status] [favourite]>
+//	      <outcome id [odds] [probabilities] [active]/>
+func (d *decoder) oddsChange(body []byte, m *OddsChange) {
+	if !d.begin(body, MessageOddsChange) {
+		return
+	}
+	var seen uint8
+	for d.attr() {
+		if !d.header(&m.Header, &seen) && d.an == "odds_change_reason" {
+			m.ChangeReason = d.int()
+		}
+	}
+	d.needHeader(seen, true)
+	if !d.open() {
+		return
+	}
+	// All outcomes of the message share one backing array; each market's slice is cut from
+	// it at the end, once the array has stopped moving.
+	outcomes := make([]OddsOutcome, 0, len(body)/64+4)
+	for d.child() {
+		switch d.elem {
+		case "sport_event_status":
+			if m.EventStatus == nil {
+				m.EventStatus = new(SportEventStatus)
+			}
+			d.sportEventStatus(m.EventStatus)
+		case "odds":
+			if m.Markets == nil {
+				m.Markets = make([]OddsMarket, 0, len(body)/512+2)
+			}
+			outcomes = d.odds(m, outcomes)
+		default:
+			d.skip()
+		}
+	}
+	if len(m.Markets) == 0 {
+		m.Markets = nil
+	}
+	off := 0
+	for i := range m.Markets {
+		n := len(m.Markets[i].Outcomes)
+		m.Markets[i].Outcomes = cut(outcomes, off, n)
+		off += n
+	}
+}
+
+// cut returns the n elements of s from off, or nil when n is 0, so that a market without
+// outcomes has a nil slice, as encoding/xml leaves it.
+func cut[T any](s []T, off, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return s[off : off+n : off+n]
+}
+
+func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
+	for d.attr() {
+		switch d.an {
+		case "betting_status":
+			m.BettingStatus = d.int()
+		case "betstop_reason":
+			m.BetstopReason = d.int()
+		}
+	}
+	if !d.open() {
+		return outcomes
+	}
+	for d.child() {
+		if d.elem != "market" {
+			d.skip()
+			continue
+		}
+		mk := OddsMarket{Status: MarketActive}
+		var seen uint8
+		for d.attr() {
+			switch d.an {
+			case "id":
+				mk.ID = d.int()
+				seen |= sawOther
+			case "specifiers":
+				mk.Specifiers = Specifiers(d.av)
+			case "extended_specifiers":
+				mk.ExtendedSpecifiers = Specifiers(d.av)
+			case "status":
+				mk.Status = MarketStatus(d.int())
+			case "favourite":
+				mk.Favourite = d.bool()
+			}
+		}
+		d.need(seen != 0, "id")
+		start := len(outcomes)
+		if d.open() {
+			for d.child() {
+				if d.elem != "outcome" {
+					d.skip()
+					continue
+				}
+				outcomes = append(outcomes, d.oddsOutcome())
+				d.skip()
+			}
+		}
+		// Until the end of oddsChange, Outcomes only records how many outcomes are this market's.
+		mk.Outcomes = outcomes[start:]
+		m.Markets = append(m.Markets, mk)
+	}
+	return outcomes
+}
+
+func (d *decoder) oddsOutcome() OddsOutcome {
+	o := OddsOutcome{Active: true}
+	var seen uint8
+	for d.attr() {
+		switch d.an {
+		case "id":
+			o.ID = d.av
+			seen |= sawOther
+		case "odds":
+			o.Odds = d.float()
+		case "probabilities":
+			o.Probability = d.float()
+		case "active":
+			o.Active = d.bool()
+		}
+	}
+	d.need(seen != 0, "id")
+	return o
+}
+
+func (d *decoder) sportEventStatus(st *SportEventStatus) {
+	for d.attr() {
+		switch d.an {
+		case "status":
+			st.Status = d.int()
+		case "reporting":
+			st.Reporting = d.int()
+		case "match_status":
+			st.MatchStatus = d.int()
+		case "home_score":
+			st.HomeScore = d.float()
+		case "away_score":
+			st.AwayScore = d.float()
+		}
+	}
+	if !d.open() {
+		return
+	}
+	for d.child() {
+		switch d.elem {
+		case "clock":
+			for d.attr() {
+				switch d.an {
+				case "match_time":
+					st.Clock.MatchTime = d.av
+				case "stoppage_time":
+					st.Clock.StoppageTime = d.av
+				case "remaining_time":
+					st.Clock.RemainingTime = d.av
+				case "stopped":
+					st.Clock.Stopped = d.bool()
+				}
+			}
+			d.skip()
+		case "period_scores":
+			if !d.open() {
+				continue
+			}
+			for d.child() {
+				if d.elem != "period_score" {
+					d.skip()
+					continue
+				}
+				var ps PeriodScore
+				for d.attr() {
+					switch d.an {
+					case "number":
+						ps.Number = d.int()
+					case "match_status_code":
+						ps.MatchStatusCode = d.int()
+					case "home_score":
+						ps.HomeScore = d.float()
+					case "away_score":
+						ps.AwayScore = d.float()
+					}
+				}
+				st.PeriodScores = append(st.PeriodScores, ps)
+				d.skip()
+			}
+		default:
+			d.skip()
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package feed
+
+// MessageType names a kind of feed message, as the routing key's type segment and the
+// message's root element name it.
+type MessageType uint8
+
+// The feed's message types. Event messages concern one sport event and go to the
+// OddsFeedListener; system messages (alive, snapshot_complete) concern a producer.
+const (
+	MessageUnknown MessageType = iota
+	MessageOddsChange
+	MessageBetStop
+	MessageBetSettlement
+	MessageRollbackBetSettlement
+	MessageBetCancel
+	MessageRollbackBetCancel
+	MessageFixtureChange
+	MessageAlive
+	MessageSnapshotComplete
+	numMessageTypes
+)
+
+var messageTypeNames = [numMessageTypes]string{
+	MessageUnknown:               "unknown",
+	MessageOddsChange:            "odds_change",
+	MessageBetStop:               "bet_stop",
+	MessageBetSettlement:         "bet_settlement",
+	MessageRollbackBetSettlement: "rollback_bet_settlement",
+	MessageBetCancel:             "bet_cancel",
+	MessageRollbackBetCancel:     "rollback_bet_cancel",
+	MessageFixtureChange:         "fixture_change",
+	MessageAlive:                 "alive",
+	MessageSnapshotComplete:      "snapshot_complete",
+}
+
+// MessageTypes lists every known message type, event types first.
+func MessageTypes() []MessageType {
+	out := make([]MessageType, 0, numMessageTypes-1)
+	for t := MessageOddsChange; t < numMessageTypes; t++ {
+		out = append(out, t)
+	}
+	return out
+}
+
+// String returns the feed's name for t, such as "odds_change".
+func (t MessageType) String() string {
+	if t >= numMessageTypes {
+		return "unknown"
+	}
+	return messageTypeNames[t]
+}
+
+// IsSystem reports whether t is a producer-level message (alive, snapshot_complete) rather
+// than an event message.
+func (t MessageType) IsSystem() bool {
+	return t == MessageAlive || t == MessageSnapshotComplete
+}
+
+// ParseMessageType returns the type named s, or MessageUnknown.
+func ParseMessageType(s string) MessageType {
+	switch s {
+	case "odds_change":
+		return MessageOddsChange
+	case "bet_stop":
+		return MessageBetStop
+	case "bet_settlement":
+		return MessageBetSettlement
+	case "rollback_bet_settlement":
+		return MessageRollbackBetSettlement
+	case "bet_cancel":
+		return MessageBetCancel
+	case "rollback_bet_cancel":
+		return MessageRollbackBetCancel
+	case "fixture_change":
+		return MessageFixtureChange
+	case "alive":
+		return MessageAlive
+	case "snapshot_complete":
+		return MessageSnapshotComplete
+	}
+	return MessageUnknown
+}
