@@ -1,0 +1,131 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Event is an event message as a session hands it to a Dispatcher: what could be read
+// without decoding the body (the routing key, and the producer and request id from the
+// root element), and the raw body, which the dispatcher decodes on its own goroutine.
+type Event struct {
+	RawKey     string     // the routing key as received
+	Key        RoutingKey // the parsed key; zero when Err is set
+	Body       []byte
+	ReceivedAt time.Time
+	Producer   int   // from the body's root element; 0 if it could not be read
+	RequestID  int64 // from the body's root element; 0 for live traffic
+	// Err, when set, says why the message cannot be routed (a malformed routing key, an
+	// oversized body); the dispatcher delivers it to OnUnparsableMessage.
+	Err error
+}
+
+// ErrBodyTooLarge is the reason given to OnUnparsableMessage for a body larger than the
+// session's limit.
+var ErrBodyTooLarge = errors.New("feed: message body exceeds the size limit")
+
+// ErrListenerPanic matches, with errors.Is, a *ListenerError for a listener that panicked.
+var ErrListenerPanic = errors.New("feed: listener panicked")
+
+// ListenerError reports a listener method that returned an error or panicked.
+type ListenerError struct {
+	Method string // such as "OnOddsChange"
+	Event  URN    // the event the message concerned
+	Err    error  // what the method returned; nil if it panicked
+	Panic  any    // the panic value; nil if it returned an error
+	Stack  []byte // the stack of the panic
+}
+
+func (e *ListenerError) Error() string {
+	what := e.Method
+	if !e.Event.IsZero() {
+		what += " for " + e.Event.String()
+	}
+	if e.Panic != nil {
+		return fmt.Sprintf("feed: %s panicked: %v", what, e.Panic)
+	}
+	return fmt.Sprintf("feed: %s: %v", what, e.Err)
+}
+
+// Unwrap returns the listener's error.
+func (e *ListenerError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrListenerPanic and the listener panicked.
+func (e *ListenerError) Is(target error) bool { return target == ErrListenerPanic && e.Panic != nil }
+
+// Decode decodes the event's body according to its routing key.
+func (ev *Event) Decode() (Message, error) {
+	if ev.Err != nil {
+		return nil, ev.Err
+	}
+	m, err := Decode(ev.Key.Type, ev.Body)
+	if err != nil {
+		return nil, err
+	}
+	m.MessageHeader().ReceivedAt = ev.ReceivedAt
+	return m, nil
+}
+
+// Deliver decodes ev and calls the listener method for its type, or OnUnparsableMessage
+// when it cannot be decoded. It is the last step of every Dispatcher.
+//
+// It returns nil when the listener accepted the message; the decode error (matching
+// ErrMalformedMessage) when the message was unparsable, after OnUnparsableMessage has seen
+// it; and a *ListenerError when the listener returned an error or panicked. A panic does not
+// escape Deliver.
+func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
+	m, err := ev.Decode()
+	if err != nil {
+		u := &UnparsableMessage{RoutingKey: ev.RawKey, Body: ev.Body, ReceivedAt: ev.ReceivedAt,
+			Event: ev.Key.Event, Err: err}
+		if lerr := call(ctx, l, "OnUnparsableMessage", ev.Key.Event, func(ctx context.Context) error {
+			return l.OnUnparsableMessage(ctx, u)
+		}); lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		return err
+	}
+	return Call(ctx, l, m)
+}
+
+// Call calls the listener method for an already decoded message, turning an error or a
+// panic into a *ListenerError.
+func Call(ctx context.Context, l OddsFeedListener, m Message) error {
+	event := m.MessageHeader().Event
+	switch m := m.(type) {
+	case *OddsChange:
+		return call(ctx, l, "OnOddsChange", event, func(ctx context.Context) error { return l.OnOddsChange(ctx, m) })
+	case *BetStop:
+		return call(ctx, l, "OnBetStop", event, func(ctx context.Context) error { return l.OnBetStop(ctx, m) })
+	case *BetSettlement:
+		return call(ctx, l, "OnBetSettlement", event, func(ctx context.Context) error { return l.OnBetSettlement(ctx, m) })
+	case *RollbackBetSettlement:
+		return call(ctx, l, "OnRollbackBetSettlement", event, func(ctx context.Context) error {
+			return l.OnRollbackBetSettlement(ctx, m)
+		})
+	case *BetCancel:
+		return call(ctx, l, "OnBetCancel", event, func(ctx context.Context) error { return l.OnBetCancel(ctx, m) })
+	case *RollbackBetCancel:
+		return call(ctx, l, "OnRollbackBetCancel", event, func(ctx context.Context) error {
+			return l.OnRollbackBetCancel(ctx, m)
+		})
+	case *FixtureChange:
+		return call(ctx, l, "OnFixtureChange", event, func(ctx context.Context) error { return l.OnFixtureChange(ctx, m) })
+	}
+	return fmt.Errorf("feed: %s is not an event message", m.Type())
+}
+
+func call(ctx context.Context, l OddsFeedListener, method string, event URN, fn func(context.Context) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &ListenerError{Method: method, Event: event, Panic: p, Stack: debug.Stack()}
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return &ListenerError{Method: method, Event: event, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,6 @@
+// Package feedtest provides an in-process odds feed for tests, examples and development,
+// in the spirit of net/http/httptest: a Broker with the routing of an AMQP topic exchange
+// that sessions consume from without RabbitMQ, and a Simulator that publishes realistic
+// traffic into it (or into any Publisher), answers recovery requests like the feed's API,
+// injects faults, and records what it sent so that a test can prove nothing was lost.
+package feedtest

@@ -1,0 +1,254 @@
+package feedtest
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// Marshal encodes m as the feed would send it. feed.Decode of the result gives back m
+// (with ReceivedAt left zero): the simulator publishes with it, and tests build bodies
+// with it.
+func Marshal(m feed.Message) []byte {
+	return AppendXML(make([]byte, 0, 512), m)
+}
+
+// AppendXML appends the XML encoding of m to b.
+func AppendXML(b []byte, m feed.Message) []byte {
+	w := xmlWriter{b: b}
+	switch m := m.(type) {
+	case *feed.OddsChange:
+		w.open("odds_change", &m.Header)
+		w.intAttr("odds_change_reason", m.ChangeReason)
+		w.b = append(w.b, '>')
+		if st := m.EventStatus; st != nil {
+			w.b = append(w.b, "<sport_event_status"...)
+			w.intAttrAlways("status", st.Status)
+			w.intAttr("reporting", st.Reporting)
+			w.intAttr("match_status", st.MatchStatus)
+			w.floatAttr("home_score", st.HomeScore)
+			w.floatAttr("away_score", st.AwayScore)
+			w.b = append(w.b, '>')
+			if c := st.Clock; c != (feed.EventClock{}) {
+				w.b = append(w.b, "<clock"...)
+				w.strAttr("match_time", c.MatchTime)
+				w.strAttr("stoppage_time", c.StoppageTime)
+				w.strAttr("remaining_time", c.RemainingTime)
+				if c.Stopped {
+					w.strAttr("stopped", "1")
+				}
+				w.b = append(w.b, "/>"...)
+			}
+			if len(st.PeriodScores) > 0 {
+				w.b = append(w.b, "<period_scores>"...)
+				for _, p := range st.PeriodScores {
+					w.b = append(w.b, "<period_score"...)
+					w.intAttrAlways("number", p.Number)
+					w.intAttrAlways("match_status_code", p.MatchStatusCode)
+					w.floatAttrAlways("home_score", p.HomeScore)
+					w.floatAttrAlways("away_score", p.AwayScore)
+					w.b = append(w.b, "/>"...)
+				}
+				w.b = append(w.b, "</period_scores>"...)
+			}
+			w.b = append(w.b, "</sport_event_status>"...)
+		}
+		if m.Markets != nil || m.BettingStatus != 0 || m.BetstopReason != 0 {
+			w.b = append(w.b, "<odds"...)
+			w.intAttr("betting_status", m.BettingStatus)
+			w.intAttr("betstop_reason", m.BetstopReason)
+			w.b = append(w.b, '>')
+			for _, mk := range m.Markets {
+				w.b = append(w.b, "<market"...)
+				w.intAttrAlways("id", mk.ID)
+				w.strAttr("specifiers", string(mk.Specifiers))
+				w.strAttr("extended_specifiers", string(mk.ExtendedSpecifiers))
+				w.intAttrAlways("status", int(mk.Status))
+				if mk.Favourite {
+					w.strAttr("favourite", "1")
+				}
+				w.b = append(w.b, '>')
+				for _, o := range mk.Outcomes {
+					w.b = append(w.b, "<outcome"...)
+					w.strAttrAlways("id", o.ID)
+					w.floatAttr("odds", o.Odds)
+					w.floatAttr("probabilities", o.Probability)
+					w.boolAttr("active", o.Active)
+					w.b = append(w.b, "/>"...)
+				}
+				w.b = append(w.b, "</market>"...)
+			}
+			w.b = append(w.b, "</odds>"...)
+		}
+		w.b = append(w.b, "</odds_change>"...)
+	case *feed.BetStop:
+		w.open("bet_stop", &m.Header)
+		w.strAttr("groups", m.Groups)
+		w.intAttrAlways("market_status", int(m.MarketStatus))
+		w.b = append(w.b, "/>"...)
+	case *feed.BetSettlement:
+		w.open("bet_settlement", &m.Header)
+		w.intAttr("certainty", m.Certainty)
+		w.b = append(w.b, "><outcomes>"...)
+		for _, mk := range m.Markets {
+			w.marketRef(feed.MarketRef{ID: mk.ID, Specifiers: mk.Specifiers,
+				ExtendedSpecifiers: mk.ExtendedSpecifiers, VoidReason: mk.VoidReason})
+			w.b = append(w.b, '>')
+			for _, o := range mk.Outcomes {
+				w.b = append(w.b, "<outcome"...)
+				w.strAttrAlways("id", o.ID)
+				w.intAttrAlways("result", int(o.Result))
+				w.floatAttr("void_factor", o.VoidFactor)
+				w.floatAttr("dead_heat_factor", o.DeadHeatFactor)
+				w.b = append(w.b, "/>"...)
+			}
+			w.b = append(w.b, "</market>"...)
+		}
+		w.b = append(w.b, "</outcomes></bet_settlement>"...)
+	case *feed.RollbackBetSettlement:
+		w.open("rollback_bet_settlement", &m.Header)
+		w.marketRefs("rollback_bet_settlement", m.Markets)
+	case *feed.BetCancel:
+		w.open("bet_cancel", &m.Header)
+		w.timeAttr("start_time", m.StartTime)
+		w.timeAttr("end_time", m.EndTime)
+		w.strAttr("superceded_by", m.SupercededBy.String())
+		w.marketRefs("bet_cancel", m.Markets)
+	case *feed.RollbackBetCancel:
+		w.open("rollback_bet_cancel", &m.Header)
+		w.timeAttr("start_time", m.StartTime)
+		w.timeAttr("end_time", m.EndTime)
+		w.marketRefs("rollback_bet_cancel", m.Markets)
+	case *feed.FixtureChange:
+		w.open("fixture_change", &m.Header)
+		w.intAttr("change_type", m.ChangeType)
+		w.timeAttr("start_time", m.StartTime)
+		w.timeAttr("next_live_time", m.NextLiveTime)
+		w.b = append(w.b, "/>"...)
+	case *feed.Alive:
+		w.open("alive", &m.Header)
+		w.boolAttr("subscribed", m.Subscribed)
+		w.b = append(w.b, "/>"...)
+	case *feed.SnapshotComplete:
+		w.open("snapshot_complete", &m.Header)
+		w.b = append(w.b, "/>"...)
+	default:
+		panic(fmt.Sprintf("feedtest: cannot encode %T", m))
+	}
+	return w.b
+}
+
+type xmlWriter struct{ b []byte }
+
+func (w *xmlWriter) open(name string, h *feed.Header) {
+	w.b = append(w.b, '<')
+	w.b = append(w.b, name...)
+	w.intAttrAlways("product", h.Producer)
+	w.strAttr("event_id", h.Event.String())
+	w.b = append(w.b, ` timestamp="`...)
+	w.b = strconv.AppendInt(w.b, h.Timestamp.UnixMilli(), 10)
+	w.b = append(w.b, '"')
+	if h.RequestID != 0 {
+		w.b = append(w.b, ` request_id="`...)
+		w.b = strconv.AppendInt(w.b, h.RequestID, 10)
+		w.b = append(w.b, '"')
+	}
+}
+
+func (w *xmlWriter) marketRef(r feed.MarketRef) {
+	w.b = append(w.b, "<market"...)
+	w.intAttrAlways("id", r.ID)
+	w.strAttr("specifiers", string(r.Specifiers))
+	w.strAttr("extended_specifiers", string(r.ExtendedSpecifiers))
+	w.intAttr("void_reason", r.VoidReason)
+}
+
+func (w *xmlWriter) marketRefs(root string, refs []feed.MarketRef) {
+	w.b = append(w.b, '>')
+	for _, r := range refs {
+		w.marketRef(r)
+		w.b = append(w.b, "/>"...)
+	}
+	w.b = append(w.b, "</"...)
+	w.b = append(w.b, root...)
+	w.b = append(w.b, '>')
+}
+
+func (w *xmlWriter) name(n string) {
+	w.b = append(w.b, ' ')
+	w.b = append(w.b, n...)
+	w.b = append(w.b, `="`...)
+}
+
+func (w *xmlWriter) intAttr(n string, v int) {
+	if v != 0 {
+		w.intAttrAlways(n, v)
+	}
+}
+
+func (w *xmlWriter) intAttrAlways(n string, v int) {
+	w.name(n)
+	w.b = strconv.AppendInt(w.b, int64(v), 10)
+	w.b = append(w.b, '"')
+}
+
+func (w *xmlWriter) floatAttr(n string, v float64) {
+	if v != 0 {
+		w.floatAttrAlways(n, v)
+	}
+}
+
+func (w *xmlWriter) floatAttrAlways(n string, v float64) {
+	w.name(n)
+	w.b = strconv.AppendFloat(w.b, v, 'g', -1, 64)
+	w.b = append(w.b, '"')
+}
+
+func (w *xmlWriter) boolAttr(n string, v bool) {
+	w.name(n)
+	if v {
+		w.b = append(w.b, '1')
+	} else {
+		w.b = append(w.b, '0')
+	}
+	w.b = append(w.b, '"')
+}
+
+func (w *xmlWriter) timeAttr(n string, t time.Time) {
+	if !t.IsZero() {
+		w.name(n)
+		w.b = strconv.AppendInt(w.b, t.UnixMilli(), 10)
+		w.b = append(w.b, '"')
+	}
+}
+
+func (w *xmlWriter) strAttr(n, v string) {
+	if v != "" {
+		w.strAttrAlways(n, v)
+	}
+}
+
+// strAttrAlways writes a string attribute, escaping what XML requires and the characters
+// attribute-value handling would otherwise change.
+func (w *xmlWriter) strAttrAlways(n, v string) {
+	w.name(n)
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '&':
+			w.b = append(w.b, "&amp;"...)
+		case '<':
+			w.b = append(w.b, "&lt;"...)
+		case '>':
+			w.b = append(w.b, "&gt;"...)
+		case '"':
+			w.b = append(w.b, "&quot;"...)
+		case '\r':
+			w.b = append(w.b, "&#13;"...)
+		default:
+			w.b = append(w.b, c)
+		}
+	}
+	w.b = append(w.b, '"')
+}

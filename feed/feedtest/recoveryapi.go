@@ -1,0 +1,218 @@
+package feedtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// RecoveryRequest is a recovery request the simulator's API received.
+type RecoveryRequest struct {
+	Producer  int
+	RequestID int64
+	After     time.Time // zero for a request without after
+	Node      feed.NodeID
+	Event     feed.URN // set for a per-event recovery
+	Stateful  bool     // a per-event recovery of stateful messages
+	Status    int      // the HTTP status answered
+}
+
+type recoveryFailure struct{ status, remaining int }
+
+// RecoveryHandler returns the simulator's recovery API, to serve with httptest.NewServer:
+//
+//	POST /v1/{product}/recovery/initiate_request?after=<ms>&request_id=<id>&node_id=<n>
+//	POST /v1/{product}/odds/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
+//	POST /v1/{product}/stateful_messages/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
+//
+// An accepted request is answered 202 and then replayed: every message of the live stream
+// of that producer (or event) published since after, tagged with the request id and routed
+// to the node, followed by a snapshot_complete with the same id. A request needs the
+// x-access-token header (401 otherwise), a known producer (404) and an after within the
+// producer's recovery window (400).
+func (s *Simulator) RecoveryHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/{product}/recovery/initiate_request", func(w http.ResponseWriter, r *http.Request) {
+		s.serveRecovery(w, r, feed.URN{}, false)
+	})
+	mux.HandleFunc("POST /v1/{product}/odds/events/{event}/initiate_request", func(w http.ResponseWriter, r *http.Request) {
+		s.serveEventRecovery(w, r, false)
+	})
+	mux.HandleFunc("POST /v1/{product}/stateful_messages/events/{event}/initiate_request", func(w http.ResponseWriter, r *http.Request) {
+		s.serveEventRecovery(w, r, true)
+	})
+	return mux
+}
+
+// FailRecoveries makes the next n recovery requests fail with the HTTP status given, as
+// when the API is overloaded (503) or rate limits the account (429).
+func (s *Simulator) FailRecoveries(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, recoveryFailure{status: status, remaining: n})
+}
+
+// RecoveryRequests returns the recovery requests received so far.
+func (s *Simulator) RecoveryRequests() []RecoveryRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RecoveryRequest(nil), s.recoveries...)
+}
+
+// WaitReplays waits until the replays of the recovery requests accepted so far are
+// published.
+func (s *Simulator) WaitReplays() { s.replays.Wait() }
+
+func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, stateful bool) {
+	event, err := feed.ParseURN(r.PathValue("event"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.serveRecovery(w, r, event, stateful)
+}
+
+func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event feed.URN, stateful bool) {
+	req := RecoveryRequest{Event: event, Stateful: stateful}
+	status, msg := s.checkRecovery(r, &req)
+	s.mu.Lock()
+	if status == http.StatusAccepted && len(s.failures) > 0 {
+		f := &s.failures[0]
+		status, msg = f.status, "injected failure"
+		if f.remaining--; f.remaining == 0 {
+			s.failures = s.failures[1:]
+		}
+	}
+	req.Status = status
+	s.recoveries = append(s.recoveries, req)
+	var replay []Sent
+	if status == http.StatusAccepted {
+		replay = s.replayLocked(req)
+		// Count the replay before answering, so that WaitReplays after the answer waits for it.
+		s.replays.Add(1)
+	}
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	code := "ACCEPTED"
+	if status != http.StatusAccepted {
+		code = http.StatusText(status)
+	}
+	fmt.Fprintf(w, `<response response_code=%q><action>%s</action></response>`, code, msg)
+	if status == http.StatusAccepted {
+		go func() {
+			defer s.replays.Done()
+			// The API has answered; the replay goes on without the request's context.
+			s.publishReplay(context.Background(), req, replay)
+		}()
+	}
+}
+
+func (s *Simulator) checkRecovery(r *http.Request, req *RecoveryRequest) (int, string) {
+	if r.Header.Get("x-access-token") != s.cfg.AccessToken {
+		return http.StatusUnauthorized, "missing or wrong x-access-token"
+	}
+	var producer feed.Producer
+	found := false
+	for _, p := range s.cfg.Producers {
+		if p.APIPath == r.PathValue("product") {
+			producer, found = p, true
+		}
+	}
+	if !found {
+		return http.StatusNotFound, "unknown product " + r.PathValue("product")
+	}
+	req.Producer = producer.ID
+	q := r.URL.Query()
+	id, err := strconv.ParseInt(q.Get("request_id"), 10, 64)
+	if err != nil {
+		return http.StatusBadRequest, "request_id is not an integer"
+	}
+	req.RequestID = id
+	if v := q.Get("node_id"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return http.StatusBadRequest, "node_id is not an integer"
+		}
+		req.Node = feed.Node(n)
+	}
+	if v := q.Get("after"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return http.StatusBadRequest, "after is not a timestamp in milliseconds"
+		}
+		req.After = time.UnixMilli(ms).UTC()
+		if s.clock.Since(req.After) > producer.MaxRecoveryWindow {
+			return http.StatusBadRequest, fmt.Sprintf("after is older than the recovery window of %v", producer.MaxRecoveryWindow)
+		}
+	}
+	return http.StatusAccepted, fmt.Sprintf("Request for %s recovery with request_id %d accepted", producer.Name, id)
+}
+
+// replayLocked selects what a recovery resends: the live stream's messages of the
+// producer (or event) since After, in the order they were published.
+func (s *Simulator) replayLocked(req RecoveryRequest) []Sent {
+	var out []Sent
+	for _, r := range s.sentLocked() {
+		h := r.Message.MessageHeader()
+		switch {
+		case r.Replay || r.Key.Type.IsSystem() || h.Producer != req.Producer:
+		case !req.Event.IsZero() && h.Event != req.Event:
+		case req.Stateful && (r.Key.Type == feed.MessageOddsChange || r.Key.Type == feed.MessageBetStop || r.Key.Type == feed.MessageFixtureChange):
+		case h.Timestamp.Before(req.After):
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *Simulator) publishReplay(ctx context.Context, req RecoveryRequest, msgs []Sent) {
+	for _, r := range msgs {
+		key := r.Key
+		key.Node = req.Node
+		if err := s.send(ctx, key, withRequestID(r.Message, req.RequestID), true); err != nil {
+			return // the publisher is gone; the recovery will time out, as a real one would
+		}
+	}
+	done := &feed.SnapshotComplete{Header: feed.Header{Producer: req.Producer, RequestID: req.RequestID,
+		Timestamp: s.clock.Now().Truncate(time.Millisecond).UTC()}}
+	_ = s.send(ctx, feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: req.Node}, done, true)
+}
+
+// withRequestID returns a copy of m tagged with a recovery request id.
+func withRequestID(m feed.Message, id int64) feed.Message {
+	var c feed.Message
+	switch m := m.(type) {
+	case *feed.OddsChange:
+		v := *m
+		c = &v
+	case *feed.BetStop:
+		v := *m
+		c = &v
+	case *feed.BetSettlement:
+		v := *m
+		c = &v
+	case *feed.RollbackBetSettlement:
+		v := *m
+		c = &v
+	case *feed.BetCancel:
+		v := *m
+		c = &v
+	case *feed.RollbackBetCancel:
+		v := *m
+		c = &v
+	case *feed.FixtureChange:
+		v := *m
+		c = &v
+	default:
+		panic(fmt.Sprintf("feedtest: %T is not replayed", m))
+	}
+	c.MessageHeader().RequestID = id
+	return c
+}

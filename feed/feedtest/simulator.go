@@ -1,0 +1,357 @@
+package feedtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// Simulator defaults.
+const (
+	DefaultMatches       = 100
+	DefaultRate          = 1000 // event messages per second
+	DefaultAliveInterval = 10 * time.Second
+	DefaultHistory       = 200_000
+	DefaultAccessToken   = "feedtest-token"
+)
+
+// Unlimited is a SimulatorConfig.Rate that publishes as fast as the Publisher takes messages.
+const Unlimited = float64(rate.Inf)
+
+// SimulatorConfig configures a Simulator. The zero value is usable.
+type SimulatorConfig struct {
+	// Matches is how many matches are running at any time; 0 means DefaultMatches.
+	Matches int
+	// Rate is the event messages published per second over all matches; 0 means
+	// DefaultRate, Unlimited means no pacing.
+	Rate float64
+	// Producers send the traffic, each match belonging to one of them in turn; nil means
+	// LO (live) and Ctrl (prematch) of feed.DefaultProducers.
+	Producers []feed.Producer
+	// AliveInterval is the time between two alives of a producer; 0 means
+	// DefaultAliveInterval.
+	AliveInterval time.Duration
+	// History is how many published messages are kept for Sent and for recovery replays;
+	// 0 means DefaultHistory. Older ones are forgotten, oldest first.
+	History int
+	// AccessToken is what the recovery API expects in x-access-token; "" means
+	// DefaultAccessToken.
+	AccessToken string
+	// Seed makes the traffic reproducible; runs with the same seed and calls publish the
+	// same messages (timestamps aside).
+	Seed uint64
+	// Clock stamps and paces the messages; nil is the wall clock. (For tests within feedkit.)
+	Clock clock.Clock
+}
+
+// Sent is a message the simulator published, as its record.
+type Sent struct {
+	Key     feed.RoutingKey
+	Message feed.Message
+	Body    []byte
+	// Replay is true for messages sent in answer to a recovery request.
+	Replay bool
+}
+
+// Simulator publishes realistic odds-feed traffic for a set of matches, alive messages per
+// producer, and recovery replays; it injects faults on demand and records what it sent.
+type Simulator struct {
+	pub      Publisher
+	cfg      SimulatorConfig
+	clock    clock.Clock
+	limiter  *rate.Limiter
+	producer map[int]feed.Producer
+
+	mu          sync.Mutex
+	rng         *rand.Rand
+	matches     []*simMatch
+	nextID      int64
+	nextRound   int // which producer gets the next new match
+	history     []Sent
+	historyHead int // index of the oldest record once history is full
+	forgotten   int
+	delay       time.Duration
+	silenced    map[int]bool // producers whose alives are stopped
+	failures    []recoveryFailure
+	recoveries  []RecoveryRequest
+
+	publishMu sync.Mutex // one publisher at a time keeps each match's messages in order
+	replays   sync.WaitGroup
+}
+
+// NewSimulator returns a simulator publishing to p.
+func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
+	if p == nil {
+		return nil, errors.New("feedtest: NewSimulator: publisher is nil")
+	}
+	switch {
+	case cfg.Matches < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.Matches %d must not be negative", cfg.Matches)
+	case cfg.Rate < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.Rate %v must not be negative", cfg.Rate)
+	case cfg.AliveInterval < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.AliveInterval %v must not be negative", cfg.AliveInterval)
+	case cfg.History < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.History %d must not be negative", cfg.History)
+	}
+	if cfg.Matches == 0 {
+		cfg.Matches = DefaultMatches
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = DefaultRate
+	}
+	if cfg.AliveInterval == 0 {
+		cfg.AliveInterval = DefaultAliveInterval
+	}
+	if cfg.History == 0 {
+		cfg.History = DefaultHistory
+	}
+	if cfg.AccessToken == "" {
+		cfg.AccessToken = DefaultAccessToken
+	}
+	if cfg.Producers == nil {
+		for _, id := range []int{1, 3} {
+			p, _ := feed.LookupProducer(feed.DefaultProducers(), id)
+			cfg.Producers = append(cfg.Producers, p)
+		}
+	}
+	if len(cfg.Producers) == 0 {
+		return nil, errors.New("feedtest: SimulatorConfig.Producers is empty")
+	}
+	s := &Simulator{
+		pub:      p,
+		cfg:      cfg,
+		clock:    clock.OrReal(cfg.Clock),
+		producer: make(map[int]feed.Producer),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		nextID:   1_000_000,
+		silenced: make(map[int]bool),
+	}
+	for _, p := range cfg.Producers {
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("feedtest: SimulatorConfig.Producers: %w", err)
+		}
+		s.producer[p.ID] = p
+	}
+	burst := max(1, int(min(cfg.Rate, 1e6)/50)) // about 20 ms of traffic at a time
+	s.limiter = rate.NewLimiter(rate.Limit(cfg.Rate), burst)
+	for range cfg.Matches {
+		s.matches = append(s.matches, s.newMatchLocked())
+	}
+	return s, nil
+}
+
+// Producers returns the producers the simulator publishes for.
+func (s *Simulator) Producers() []feed.Producer { return append([]feed.Producer(nil), s.cfg.Producers...) }
+
+// Run publishes paced event traffic and each producer's alives until ctx ends, then waits
+// for recovery replays in progress. It returns nil when ctx was cancelled, or the first
+// publishing error.
+func (s *Simulator) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.aliveLoop(gctx) })
+	g.Go(func() error {
+		for {
+			if err := s.Publish(gctx, 1); err != nil {
+				return err
+			}
+		}
+	})
+	err := g.Wait()
+	s.replays.Wait()
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// Publish publishes n event messages at the configured rate and returns when they are
+// published. Each match's messages go out in order.
+func (s *Simulator) Publish(ctx context.Context, n int) error {
+	for range n {
+		if err := s.pace(ctx); err != nil {
+			return err
+		}
+		s.publishMu.Lock()
+		err := s.publishNext(ctx)
+		s.publishMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Simulator) pace(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	r := s.limiter.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	if d <= time.Millisecond {
+		return nil // a sub-millisecond wait costs more than it smooths; the limiter keeps the average
+	}
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Simulator) publishNext(ctx context.Context) error {
+	s.mu.Lock()
+	i := s.rng.IntN(len(s.matches))
+	m := s.matches[i]
+	msg, ok := m.next(s.rng, s.clock.Now().Add(-s.delay))
+	for !ok {
+		m = s.newMatchLocked()
+		s.matches[i] = m
+		msg, ok = m.next(s.rng, s.clock.Now().Add(-s.delay))
+	}
+	key := m.key(msg.Type(), feed.NodeID{})
+	s.mu.Unlock()
+	return s.send(ctx, key, msg, false)
+}
+
+func (s *Simulator) newMatchLocked() *simMatch {
+	p := s.cfg.Producers[s.nextRound%len(s.cfg.Producers)]
+	s.nextRound++
+	s.nextID++
+	return newSimMatch(s.rng, s.nextID, p)
+}
+
+// send encodes, publishes and records one message.
+func (s *Simulator) send(ctx context.Context, key feed.RoutingKey, msg feed.Message, replay bool) error {
+	body := Marshal(msg)
+	if err := s.pub.Publish(ctx, key.String(), body); err != nil {
+		return fmt.Errorf("feedtest: publish %s: %w", key, err)
+	}
+	s.mu.Lock()
+	s.recordLocked(Sent{Key: key, Message: msg, Body: body, Replay: replay})
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Simulator) recordLocked(r Sent) {
+	if len(s.history) < s.cfg.History {
+		s.history = append(s.history, r)
+		return
+	}
+	s.history[s.historyHead] = r
+	s.historyHead = (s.historyHead + 1) % len(s.history)
+	s.forgotten++
+}
+
+// Sent returns the messages published so far that the history still holds, oldest first.
+func (s *Simulator) Sent() []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sentLocked()
+}
+
+func (s *Simulator) sentLocked() []Sent {
+	out := make([]Sent, 0, len(s.history))
+	out = append(out, s.history[s.historyHead:]...)
+	return append(out, s.history[:s.historyHead]...)
+}
+
+// Forgotten returns how many published messages the history no longer holds.
+func (s *Simulator) Forgotten() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forgotten
+}
+
+// EventsByMatch returns the event messages of the live stream (not the replays) that the
+// history holds, grouped by event in the order they were published.
+func (s *Simulator) EventsByMatch() map[feed.URN][]Sent {
+	out := make(map[feed.URN][]Sent)
+	for _, r := range s.Sent() {
+		if !r.Replay && !r.Key.Type.IsSystem() {
+			out[r.Key.Event] = append(out[r.Key.Event], r)
+		}
+	}
+	return out
+}
+
+// SetDelay makes the feed late: from now on messages carry timestamps d in the past, as
+// when the feed or the broker falls behind. 0 restores on-time traffic.
+func (s *Simulator) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// StopAlives stops the alive messages of a producer, as when it goes down.
+func (s *Simulator) StopAlives(producerID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silenced[producerID] = true
+}
+
+// ResumeAlives resumes the alive messages of a producer.
+func (s *Simulator) ResumeAlives(producerID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.silenced, producerID)
+}
+
+// SendAlive publishes one alive of a producer at once. subscribed false is the feed saying
+// the consumer is no longer subscribed and must recover.
+func (s *Simulator) SendAlive(ctx context.Context, producerID int, subscribed bool) error {
+	if _, ok := s.producer[producerID]; !ok {
+		return fmt.Errorf("feedtest: SendAlive: unknown producer %d", producerID)
+	}
+	msg := &feed.Alive{Header: feed.Header{Producer: producerID, Timestamp: s.clock.Now().Truncate(time.Millisecond).UTC()},
+		Subscribed: subscribed}
+	return s.send(ctx, feed.RoutingKey{Type: feed.MessageAlive}, msg, false)
+}
+
+// DropConnection drops the publisher's connections for d, if the publisher can (the
+// Broker can): sessions see the connection go down and come back up, and what is
+// published meanwhile is lost to them.
+func (s *Simulator) DropConnection(ctx context.Context, d time.Duration) error {
+	c, ok := s.pub.(interface {
+		DropConnection(context.Context, time.Duration) error
+	})
+	if !ok {
+		return fmt.Errorf("feedtest: DropConnection: %T cannot drop connections", s.pub)
+	}
+	return c.DropConnection(ctx, d)
+}
+
+func (s *Simulator) aliveLoop(ctx context.Context) error {
+	t := s.clock.NewTicker(s.cfg.AliveInterval)
+	defer t.Stop()
+	for {
+		for _, p := range s.cfg.Producers {
+			s.mu.Lock()
+			silenced := s.silenced[p.ID]
+			s.mu.Unlock()
+			if silenced {
+				continue
+			}
+			if err := s.SendAlive(ctx, p.ID, true); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package feed
+
+import (
+	"context"
+	"time"
+)
+
+// OddsFeedListener receives the event messages of a session, decoded. Its methods are
+// called from the session's dispatcher, never from the goroutine that reads the broker;
+// for one event they are called in the order the messages arrived.
+//
+// A method that returns an error or panics is reported (to SessionConfig.OnError and the
+// log) and the stream goes on with the next message. Embed BaseOddsFeedListener to
+// implement only the methods you need.
+type OddsFeedListener interface {
+	OnOddsChange(ctx context.Context, m *OddsChange) error
+	OnBetStop(ctx context.Context, m *BetStop) error
+	OnBetSettlement(ctx context.Context, m *BetSettlement) error
+	OnRollbackBetSettlement(ctx context.Context, m *RollbackBetSettlement) error
+	OnBetCancel(ctx context.Context, m *BetCancel) error
+	OnRollbackBetCancel(ctx context.Context, m *RollbackBetCancel) error
+	OnFixtureChange(ctx context.Context, m *FixtureChange) error
+	// OnUnparsableMessage receives a message whose routing key or body could not be read,
+	// with its raw bytes and the reason.
+	OnUnparsableMessage(ctx context.Context, m *UnparsableMessage) error
+}
+
+// UnparsableMessage is a message that could not be decoded, kept whole.
+type UnparsableMessage struct {
+	RoutingKey string    // the routing key as received
+	Body       []byte    // the raw body
+	ReceivedAt time.Time // when the transport received it
+	Event      URN       // from the routing key when the key could be parsed
+	Err        error     // why: a *RoutingKeyError, a *DecodeError or ErrBodyTooLarge
+}
+
+// GlobalEventsListener receives what concerns the whole feed rather than one event:
+// connection state, producer status and recoveries. One is registered per SDK. Embed
+// BaseGlobalEventsListener to implement only the methods you need.
+type GlobalEventsListener interface {
+	// OnConnectionDown reports that the broker connection was lost; err says why.
+	OnConnectionDown(ctx context.Context, err error)
+	// OnConnectionUp reports that the connection is (re-)established and the session's
+	// queue is bound again.
+	OnConnectionUp(ctx context.Context)
+	// OnProducerStatusChange reports a producer going down or coming up, with the reason.
+	OnProducerStatusChange(ctx context.Context, s ProducerStatus)
+	// OnRecoveryInitiated reports that a recovery request was sent to the feed's API.
+	OnRecoveryInitiated(ctx context.Context, r RecoveryInitiated)
+	// OnEventRecoveryCompleted reports that the replay of one event's messages is complete.
+	OnEventRecoveryCompleted(ctx context.Context, r EventRecoveryCompleted)
+}
+
+// ProducerStatus is a producer's state after a change.
+type ProducerStatus struct {
+	Producer  int
+	Down      bool // the producer's messages are not reliable: bets should not be accepted
+	Delayed   bool // messages are processed late (see ProcessingQueueDelayViolation)
+	Reason    StatusReason
+	Timestamp time.Time
+}
+
+// StatusReason says why a producer's status changed.
+type StatusReason uint8
+
+// Reasons for a producer status change. The first three mean the producer is up.
+const (
+	FirstRecoveryCompleted         StatusReason = iota + 1 // the first recovery after start completed
+	ProcessingQueueDelayStabilized                         // processing caught up with the feed again
+	ReturnedFromInactivity                                 // a recovery after an outage completed
+	AliveIntervalViolation                                 // alives stopped arriving in time
+	ProcessingQueueDelayViolation                          // messages are processed too late
+	ConnectionDown                                         // the broker connection was lost
+	Other
+)
+
+var statusReasonNames = map[StatusReason]string{
+	FirstRecoveryCompleted:         "FirstRecoveryCompleted",
+	ProcessingQueueDelayStabilized: "ProcessingQueueDelayStabilized",
+	ReturnedFromInactivity:         "ReturnedFromInactivity",
+	AliveIntervalViolation:         "AliveIntervalViolation",
+	ProcessingQueueDelayViolation:  "ProcessingQueueDelayViolation",
+	ConnectionDown:                 "ConnectionDown",
+	Other:                          "Other",
+}
+
+// String returns the reason's name.
+func (r StatusReason) String() string {
+	if s, ok := statusReasonNames[r]; ok {
+		return s
+	}
+	return "Unknown"
+}
+
+// IsUp reports whether the reason means the producer is up: its messages are complete and
+// current again.
+func (r StatusReason) IsUp() bool {
+	return r == FirstRecoveryCompleted || r == ProcessingQueueDelayStabilized || r == ReturnedFromInactivity
+}
+
+// RecoveryInitiated describes a recovery request sent to the feed's API.
+type RecoveryInitiated struct {
+	Producer  int
+	RequestID int64
+	After     time.Time // the feed replays what happened since After; zero for a full snapshot
+	Event     URN       // the event of a per-event recovery; zero for a producer recovery
+}
+
+// EventRecoveryCompleted describes the end of a per-event recovery.
+type EventRecoveryCompleted struct {
+	Producer  int
+	Event     URN
+	RequestID int64
+}
+
+// BaseOddsFeedListener implements OddsFeedListener with methods that do nothing. Embed it
+// in a listener to implement only the methods you need.
+type BaseOddsFeedListener struct{}
+
+// OnOddsChange does nothing.
+func (BaseOddsFeedListener) OnOddsChange(context.Context, *OddsChange) error { return nil }
+
+// OnBetStop does nothing.
+func (BaseOddsFeedListener) OnBetStop(context.Context, *BetStop) error { return nil }
+
+// OnBetSettlement does nothing.
+func (BaseOddsFeedListener) OnBetSettlement(context.Context, *BetSettlement) error { return nil }
+
+// OnRollbackBetSettlement does nothing.
+func (BaseOddsFeedListener) OnRollbackBetSettlement(context.Context, *RollbackBetSettlement) error {
+	return nil
+}
+
+// OnBetCancel does nothing.
+func (BaseOddsFeedListener) OnBetCancel(context.Context, *BetCancel) error { return nil }
+
+// OnRollbackBetCancel does nothing.
+func (BaseOddsFeedListener) OnRollbackBetCancel(context.Context, *RollbackBetCancel) error {
+	return nil
+}
+
+// OnFixtureChange does nothing.
+func (BaseOddsFeedListener) OnFixtureChange(context.Context, *FixtureChange) error { return nil }
+
+// OnUnparsableMessage does nothing.
+func (BaseOddsFeedListener) OnUnparsableMessage(context.Context, *UnparsableMessage) error {
+	return nil
+}
+
+// BaseGlobalEventsListener implements GlobalEventsListener with methods that do nothing.
+type BaseGlobalEventsListener struct{}
+
+// OnConnectionDown does nothing.
+func (BaseGlobalEventsListener) OnConnectionDown(context.Context, error) {}
+
+// OnConnectionUp does nothing.
+func (BaseGlobalEventsListener) OnConnectionUp(context.Context) {}
+
+// OnProducerStatusChange does nothing.
+func (BaseGlobalEventsListener) OnProducerStatusChange(context.Context, ProducerStatus) {}
+
+// OnRecoveryInitiated does nothing.
+func (BaseGlobalEventsListener) OnRecoveryInitiated(context.Context, RecoveryInitiated) {}
+
+// OnEventRecoveryCompleted does nothing.
+func (BaseGlobalEventsListener) OnEventRecoveryCompleted(context.Context, EventRecoveryCompleted) {}

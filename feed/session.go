@@ -1,0 +1,328 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedkit/feedkit/internal/queue"
+)
+
+// SystemHandler receives the system messages (alive, snapshot_complete) of a session: the
+// recovery manager's input. HandleSystem is called on the transport's reading goroutine,
+// so it must hand the message off and return at once; it must not decode the body there.
+type SystemHandler interface {
+	HandleSystem(ev Event)
+}
+
+// DefaultMaxBodySize is the largest message body a session accepts by default.
+const DefaultMaxBodySize = 8 << 20
+
+// SessionConfig configures a Session. Listener (or Dispatcher) is required; the rest has
+// defaults.
+type SessionConfig struct {
+	// Interest selects the messages of this session; the zero value is AllMessages.
+	Interest MessageInterest
+	// Node is this SDK instance's node id, so that recovery replies addressed to it reach
+	// it; unset means the session receives only messages addressed to no node.
+	Node NodeID
+	// Listener receives the event messages through a SerialDispatcher. Set either
+	// Listener or Dispatcher.
+	Listener OddsFeedListener
+	// Dispatcher delivers the event messages instead of a SerialDispatcher, for example the
+	// concurrent package's. The session closes it on Close.
+	Dispatcher Dispatcher
+	// QueueSize bounds the SerialDispatcher's queue; 0 means DefaultQueueSize.
+	QueueSize int
+	// Global receives connection changes; nil ignores them.
+	Global GlobalEventsListener
+	// System receives alive and snapshot_complete messages; nil drops them (the recovery
+	// manager plugs in here).
+	System SystemHandler
+	// MaxBodySize is the largest body accepted; a larger one goes to OnUnparsableMessage
+	// with ErrBodyTooLarge. 0 means DefaultMaxBodySize.
+	MaxBodySize int
+	// OnError receives every error the session and its dispatcher report; nil ignores them.
+	OnError func(error)
+	// Logger logs the same errors; nil is silent.
+	Logger *slog.Logger
+}
+
+// SessionStats counts what a session read.
+type SessionStats struct {
+	Received        uint64 // messages read from the transport
+	Events          uint64 // event messages handed to the dispatcher
+	System          uint64 // alive and snapshot_complete messages handed to the system handler
+	Unroutable      uint64 // messages with a malformed routing key or an oversized body
+	ConnectionDowns uint64 // connection losses reported by the transport
+}
+
+// Session consumes the messages of one MessageInterest from a transport and routes them:
+// system messages to the SystemHandler, event messages to the Dispatcher, which decodes
+// them on its own goroutine and calls the listener. The goroutine that reads from the
+// transport only parses routing keys and peeks at root elements: it never decodes a body
+// and never runs listener code, so a slow listener never delays reading (it only fills
+// the dispatcher's queue, and then the broker's).
+type Session struct {
+	transport Transport
+	interest  MessageInterest
+	bindings  []string
+	disp      Dispatcher
+	system    SystemHandler
+	maxBody   int
+	rep       reporter
+	global    *notifier // nil without a GlobalEventsListener
+
+	ctx    context.Context // cancelled by Close: unblocks a Receive waiting on the dispatcher
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	state  sessionState
+	sub    Subscription
+	closed chan struct{}
+
+	nReceived, nEvents, nSystem, nUnroutable, nDowns atomic.Uint64
+}
+
+type sessionState uint8
+
+const (
+	sessionNew sessionState = iota
+	sessionOpen
+	sessionClosed
+)
+
+// ErrSessionClosed is returned by Open on a closed session.
+var ErrSessionClosed = errors.New("feed: session closed")
+
+// NewSession configures a session on transport t. It starts nothing until Open.
+func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
+	if t == nil {
+		return nil, errors.New("feed: NewSession: transport is nil")
+	}
+	switch {
+	case cfg.Listener == nil && cfg.Dispatcher == nil:
+		return nil, errors.New("feed: SessionConfig: set Listener or Dispatcher")
+	case cfg.Listener != nil && cfg.Dispatcher != nil:
+		return nil, errors.New("feed: SessionConfig: set Listener or Dispatcher, not both")
+	case cfg.MaxBodySize < 0:
+		return nil, fmt.Errorf("feed: SessionConfig.MaxBodySize %d must not be negative", cfg.MaxBodySize)
+	case cfg.QueueSize < 0:
+		return nil, fmt.Errorf("feed: SessionConfig.QueueSize %d must not be negative", cfg.QueueSize)
+	case cfg.Interest.kind == interestEvents && len(cfg.Interest.events) == 0:
+		return nil, errors.New("feed: SessionConfig.Interest: SpecifiedMatchesOnly needs at least one event")
+	}
+	s := &Session{
+		transport: t,
+		interest:  cfg.Interest,
+		bindings:  cfg.Interest.BindingKeys(cfg.Node),
+		disp:      cfg.Dispatcher,
+		system:    cfg.System,
+		maxBody:   cfg.MaxBodySize,
+		rep:       newReporter(cfg.OnError, cfg.Logger),
+		closed:    make(chan struct{}),
+	}
+	if s.maxBody == 0 {
+		s.maxBody = DefaultMaxBodySize
+	}
+	if s.disp == nil {
+		d, err := NewSerialDispatcher(cfg.Listener, DispatcherOptions{
+			QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		s.disp = d
+	}
+	if s.system == nil {
+		s.system = nopSystem{}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.Global != nil {
+		s.global = newNotifier(cfg.Global, s.rep)
+	}
+	return s, nil
+}
+
+// Interest returns the session's message interest.
+func (s *Session) Interest() MessageInterest { return s.interest }
+
+// BindingKeys returns the topic patterns the session's queue is bound with.
+func (s *Session) BindingKeys() []string { return append([]string(nil), s.bindings...) }
+
+// Open subscribes to the transport and starts consuming.
+func (s *Session) Open(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case sessionOpen:
+		return errors.New("feed: session already open")
+	case sessionClosed:
+		return ErrSessionClosed
+	}
+	sub, err := s.transport.Subscribe(ctx, s.bindings, receiver{s})
+	if err != nil {
+		return fmt.Errorf("feed: open session (%s): %w", s.interest, err)
+	}
+	s.sub, s.state = sub, sessionOpen
+	return nil
+}
+
+// Close stops consuming, lets the dispatcher deliver what it holds and returns once the
+// session's goroutines are done. If ctx ends first, what is still queued is abandoned and
+// Close returns ctx.Err().
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state == sessionClosed {
+		s.mu.Unlock()
+		<-s.closed
+		return nil
+	}
+	s.state = sessionClosed
+	sub := s.sub
+	s.mu.Unlock()
+	defer close(s.closed)
+
+	// If ctx ends, stop waiting on the dispatcher: a Receive blocked in Dispatch returns.
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
+	var errs []error
+	if sub != nil {
+		errs = append(errs, sub.Close(ctx))
+	}
+	s.cancel()
+	errs = append(errs, s.disp.Close(ctx))
+	if s.global != nil {
+		errs = append(errs, s.global.close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Stats returns the session's counters.
+func (s *Session) Stats() SessionStats {
+	return SessionStats{
+		Received:        s.nReceived.Load(),
+		Events:          s.nEvents.Load(),
+		System:          s.nSystem.Load(),
+		Unroutable:      s.nUnroutable.Load(),
+		ConnectionDowns: s.nDowns.Load(),
+	}
+}
+
+// receiver is the session's face towards the transport, kept out of Session's method set.
+type receiver struct{ s *Session }
+
+// Receive routes one delivery. It runs on the transport's reading goroutine.
+func (r receiver) Receive(d Delivery) {
+	s := r.s
+	s.nReceived.Add(1)
+	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt}
+	key, err := ParseRoutingKey(d.RoutingKey)
+	switch {
+	case err != nil:
+		ev.Err = err
+	case len(d.Body) > s.maxBody:
+		ev.Key = key
+		ev.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, len(d.Body), s.maxBody)
+	default:
+		ev.Key = key
+		if p, err := Peek(d.Body); err == nil {
+			ev.Producer, ev.RequestID = p.Producer, p.RequestID
+		}
+		if key.Type.IsSystem() {
+			s.nSystem.Add(1)
+			s.system.HandleSystem(ev)
+			return
+		}
+	}
+	if ev.Err != nil {
+		s.nUnroutable.Add(1)
+	} else {
+		s.nEvents.Add(1)
+	}
+	if err := s.disp.Dispatch(s.ctx, ev); err != nil {
+		// Only a closing session gets here: the message was read after Close began.
+		s.rep.report(s.ctx, fmt.Errorf("feed: message %s dropped by a closing session: %w", d.RoutingKey, err))
+	}
+}
+
+// ConnectionDown forwards the loss of the connection to the GlobalEventsListener.
+func (r receiver) ConnectionDown(err error) {
+	r.s.nDowns.Add(1)
+	r.s.rep.log.LogAttrs(r.s.ctx, slog.LevelWarn, "feed: connection down", slog.Any("err", err))
+	if g := r.s.global; g != nil {
+		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionDown(ctx, err) })
+	}
+}
+
+// ConnectionUp forwards the (re-)established connection to the GlobalEventsListener.
+func (r receiver) ConnectionUp() {
+	r.s.rep.log.LogAttrs(r.s.ctx, slog.LevelInfo, "feed: connection up")
+	if g := r.s.global; g != nil {
+		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionUp(ctx) })
+	}
+}
+
+type nopSystem struct{}
+
+func (nopSystem) HandleSystem(Event) {}
+
+// notifier calls a GlobalEventsListener on a goroutine of its own, in order, so that the
+// transport's reading goroutine never runs customer code.
+type notifier struct {
+	l      GlobalEventsListener
+	rep    reporter
+	q      *queue.Queue[func(context.Context, GlobalEventsListener)]
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newNotifier(l GlobalEventsListener, rep reporter) *notifier {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &notifier{l: l, rep: rep, q: queue.New[func(context.Context, GlobalEventsListener)](64),
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	go n.run()
+	return n
+}
+
+func (n *notifier) post(ctx context.Context, call func(context.Context, GlobalEventsListener)) {
+	_ = n.q.Put(ctx, call) // fails only while closing, when the news no longer matters
+}
+
+func (n *notifier) run() {
+	defer close(n.done)
+	for {
+		call, ok := n.q.Get()
+		if !ok {
+			return
+		}
+		if n.ctx.Err() == nil {
+			n.safeCall(call)
+		}
+	}
+}
+
+// safeCall keeps a panicking listener from stopping the notices that follow.
+func (n *notifier) safeCall(call func(context.Context, GlobalEventsListener)) {
+	defer func() {
+		if p := recover(); p != nil {
+			n.rep.report(n.ctx, &ListenerError{Method: "GlobalEventsListener", Panic: p, Stack: debug.Stack()})
+		}
+	}()
+	call(n.ctx, n.l)
+}
+
+func (n *notifier) close(ctx context.Context) error {
+	n.q.Close()
+	select {
+	case <-n.done:
+		return nil
+	case <-ctx.Done():
+		n.cancel()
+		return ctx.Err()
+	}
+}
