@@ -443,8 +443,10 @@ type globalRecorder struct {
 	events chan string
 }
 
-func (g *globalRecorder) OnConnectionDown(_ context.Context, err error) { g.events <- "down: " + err.Error() }
-func (g *globalRecorder) OnConnectionUp(context.Context)                { g.events <- "up" }
+func (g *globalRecorder) OnConnectionDown(_ context.Context, err error) {
+	g.events <- "down: " + err.Error()
+}
+func (g *globalRecorder) OnConnectionUp(context.Context) { g.events <- "up" }
 
 func TestSessionForOneNodeIgnoresOtherNodes(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})

@@ -151,7 +151,9 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 }
 
 // Producers returns the producers the simulator publishes for.
-func (s *Simulator) Producers() []feed.Producer { return append([]feed.Producer(nil), s.cfg.Producers...) }
+func (s *Simulator) Producers() []feed.Producer {
+	return append([]feed.Producer(nil), s.cfg.Producers...)
+}
 
 // Run publishes paced event traffic and each producer's alives until ctx ends, then waits
 // for recovery replays in progress. It returns nil when ctx was cancelled, or the first
