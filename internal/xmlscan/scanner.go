@@ -69,12 +69,12 @@ func (s *Scanner) Root() bool {
 		return false
 	}
 	for {
-		i := strings.IndexByte(s.src[s.pos:], '<')
+		i := nextMarkup(s.src, s.pos)
 		if i < 0 {
 			s.fail(len(s.src), "no root element")
 			return false
 		}
-		s.pos += i
+		s.pos = i
 		switch s.markup() {
 		case tokStart:
 			return true
@@ -93,54 +93,72 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 	if !s.inTag || s.err != nil {
 		return "", "", false
 	}
-	s.skipSpace()
-	if s.pos >= len(s.src) {
-		s.fail(s.pos, "unexpected end of input in a start tag")
+	// The hot loop of every decoder: kept on locals so that the compiler keeps them in
+	// registers instead of reloading s.src and s.pos at every byte.
+	src, p := s.src, s.pos
+	for p < len(src) && isSpace(src[p]) {
+		p++
+	}
+	if p >= len(src) {
+		s.fail(p, "unexpected end of input in a start tag")
 		return "", "", false
 	}
-	switch s.src[s.pos] {
+	switch src[p] {
 	case '>':
-		s.pos++
+		s.pos = p + 1
 		s.inTag = false
 		return "", "", false
 	case '/':
-		if s.pos+1 >= len(s.src) || s.src[s.pos+1] != '>' {
-			s.fail(s.pos, "expected /> in a start tag")
+		if p+1 >= len(src) || src[p+1] != '>' {
+			s.fail(p, "expected /> in a start tag")
 			return "", "", false
 		}
-		s.pos += 2
+		s.pos = p + 2
 		s.inTag, s.empty = false, true
 		return "", "", false
 	}
-	start := s.pos
-	s.pos = scanName(s.src, s.pos)
-	if s.pos == start {
-		s.fail(s.pos, fmt.Sprintf("unexpected %q in a start tag", s.src[s.pos]))
+	start := p
+	for p < len(src) && !nameEnd[src[p]] {
+		p++
+	}
+	if p == start {
+		s.fail(p, fmt.Sprintf("unexpected %q in a start tag", src[p]))
 		return "", "", false
 	}
-	name = s.src[start:s.pos]
-	s.skipSpace()
-	if s.pos >= len(s.src) || s.src[s.pos] != '=' {
-		s.fail(s.pos, fmt.Sprintf("attribute %s without =", name))
+	name = src[start:p]
+	for p < len(src) && isSpace(src[p]) {
+		p++
+	}
+	if p >= len(src) || src[p] != '=' {
+		s.fail(p, fmt.Sprintf("attribute %s without =", name))
 		return "", "", false
 	}
-	s.pos++
-	s.skipSpace()
-	if s.pos >= len(s.src) || (s.src[s.pos] != '"' && s.src[s.pos] != '\'') {
-		s.fail(s.pos, fmt.Sprintf("value of attribute %s is not quoted", name))
+	p++
+	for p < len(src) && isSpace(src[p]) {
+		p++
+	}
+	if p >= len(src) || (src[p] != '"' && src[p] != '\'') {
+		s.fail(p, fmt.Sprintf("value of attribute %s is not quoted", name))
 		return "", "", false
 	}
-	quote := s.src[s.pos]
-	s.pos++
-	end := strings.IndexByte(s.src[s.pos:], quote)
-	if end < 0 {
-		s.fail(len(s.src), fmt.Sprintf("unexpected end of input in the value of attribute %s", name))
+	quote := src[p]
+	p++
+	valueAt := p
+	// Values are short: one pass byte by byte beats three IndexByte calls.
+	special := false
+	for p < len(src) && src[p] != quote {
+		if c := src[p]; c == '&' || c == '\r' {
+			special = true
+		}
+		p++
+	}
+	if p == len(src) {
+		s.fail(p, fmt.Sprintf("unexpected end of input in the value of attribute %s", name))
 		return "", "", false
 	}
-	raw := s.src[s.pos : s.pos+end]
-	valueAt := s.pos
-	s.pos += end + 1
-	if strings.IndexByte(raw, '&') < 0 && strings.IndexByte(raw, '\r') < 0 {
+	raw := src[valueAt:p]
+	s.pos = p + 1
+	if !special {
 		return name, raw, true
 	}
 	value, err := unescape(raw)
@@ -178,12 +196,12 @@ func (s *Scanner) Child() bool {
 		return false
 	}
 	for {
-		i := strings.IndexByte(s.src[s.pos:], '<')
+		i := nextMarkup(s.src, s.pos)
 		if i < 0 {
 			s.fail(len(s.src), fmt.Sprintf("unexpected end of input in element %s", s.open[s.depth-1]))
 			return false
 		}
-		s.pos += i
+		s.pos = i
 		switch s.markup() {
 		case tokStart:
 			return true
@@ -208,12 +226,12 @@ func (s *Scanner) Skip() {
 	}
 	s.depth-- // Skip tracks nesting by count from here on.
 	for depth := 1; depth > 0; {
-		i := strings.IndexByte(s.src[s.pos:], '<')
+		i := nextMarkup(s.src, s.pos)
 		if i < 0 {
 			s.fail(len(s.src), fmt.Sprintf("unexpected end of input in element %s", s.open[s.depth]))
 			return
 		}
-		s.pos += i
+		s.pos = i
 		switch s.markup() {
 		case tokStart:
 			for {
@@ -361,6 +379,20 @@ func (s *Scanner) directive(at int) token {
 	return tokError
 }
 
+// nextMarkup returns the offset of the next '<' from p, or -1. The text between tags is
+// mostly a little indentation, which a plain loop crosses faster than IndexByte starts.
+func nextMarkup(src string, p int) int {
+	for end := min(p+16, len(src)); p < end; p++ {
+		if src[p] == '<' {
+			return p
+		}
+	}
+	if i := strings.IndexByte(src[p:], '<'); i >= 0 {
+		return p + i
+	}
+	return -1
+}
+
 func (s *Scanner) skipSpace() {
 	for s.pos < len(s.src) && isSpace(s.src[s.pos]) {
 		s.pos++
@@ -380,22 +412,25 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 // scanName returns the end of the name that starts at p: the first byte that cannot be part
 // of a name in a tag.
 func scanName(src string, p int) int {
-	for p < len(src) {
-		switch src[p] {
-		case ' ', '\t', '\n', '\r', '/', '>', '=', '<', '"', '\'':
-			return p
-		}
+	for p < len(src) && !nameEnd[src[p]] {
 		p++
 	}
 	return p
 }
 
+// nameEnd marks the bytes that end a name in a tag.
+var nameEnd = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '/': true, '>': true, '=': true, '<': true, '"': true, '\'': true}
+
 // Local returns the local part of a raw name, as encoding/xml splits it: "odds" for
 // "ns:odds", the whole name when it has no prefix.
 func Local(name string) string {
-	i := strings.IndexByte(name, ':')
-	if i <= 0 || i == len(name)-1 {
-		return name
+	for i := 0; i < len(name); i++ {
+		if name[i] == ':' {
+			if i == 0 || i == len(name)-1 {
+				return name
+			}
+			return name[i+1:]
+		}
 	}
-	return name[i+1:]
+	return name
 }

@@ -1,0 +1,22 @@
+// Package feedkit is a toolkit for services that live on a sports odds feed: consuming it
+// reliably, and running the resilient background machinery such a business needs.
+//
+// The kit is made of packages that are useful alone and that a host wires together:
+//
+//   - [github.com/feedkit/feedkit/feed]: the odds-feed protocol in the style of the Unified
+//     Odds Feed: routing keys, every message type and a fast decoder for it, the
+//     OddsFeedListener and GlobalEventsListener interfaces, sessions by message interest,
+//     transports, and the recovery API client.
+//   - [github.com/feedkit/feedkit/feed/feedtest]: an embedded broker and a feed simulator,
+//     in the spirit of net/http/httptest, so that sessions run without RabbitMQ in tests,
+//     examples and development.
+//
+// Further packages come with their issues: the AMQP transport for RabbitMQ, the concurrent
+// listener (per-match ordered, parallel dispatch that defers ProducerUp until a recovery's
+// tasks are done), producer health and recovery with a generic heartbeat monitor, workflow
+// timeouts and recovery, and the publish carousel. This root package will assemble the
+// odds-feed SDK from them.
+//
+// Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and a
+// session on the embedded broker and prints what flows through.
+package feedkit

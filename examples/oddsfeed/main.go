@@ -1,0 +1,279 @@
+// Command oddsfeed runs the odds-feed simulator and one session on the embedded broker,
+// prints progress while the feed flows, and ends with a summary: messages by type, matches,
+// errors, throughput, and a check that every message sent arrived, in order per match.
+//
+//	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
+//	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
+//
+// It needs no services. It exits 0 after the summary, or 1 if anything was lost or
+// reordered.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "oddsfeed:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	duration time.Duration
+	matches  int
+	rate     float64
+	progress time.Duration
+	seed     uint64
+}
+
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("oddsfeed", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long the simulator publishes")
+	fs.IntVar(&o.matches, "matches", 100, "matches running at any time")
+	fs.Float64Var(&o.rate, "rate", 2000, "event messages per second (0: as fast as possible)")
+	fs.DurationVar(&o.progress, "progress", time.Second, "interval between progress lines")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the simulated traffic")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case o.duration <= 0:
+		return o, fmt.Errorf("-duration %v must be positive", o.duration)
+	case o.matches <= 0:
+		return o, fmt.Errorf("-matches %d must be positive", o.matches)
+	case o.rate < 0:
+		return o, fmt.Errorf("-rate %v must not be negative", o.rate)
+	case o.progress <= 0:
+		return o, fmt.Errorf("-progress %v must be positive", o.progress)
+	}
+	if o.rate == 0 {
+		o.rate = feedtest.Unlimited
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parseFlags(args, out)
+	if err != nil {
+		return err
+	}
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	defer broker.Close()
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{
+		Matches: o.matches, Rate: o.rate, Seed: o.seed,
+		History: 0, // the default keeps the last 200,000 messages for the final check
+	})
+	if err != nil {
+		return err
+	}
+	tally := newTally()
+	session, err := feed.NewSession(broker, feed.SessionConfig{Listener: tally, OnError: tally.onError})
+	if err != nil {
+		return err
+	}
+	if err := session.Open(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on the embedded broker; bound to %v\n",
+		o.matches, rateText(o.rate), o.duration, session.BindingKeys())
+
+	start := time.Now()
+	simCtx, stopSim := context.WithTimeout(ctx, o.duration)
+	defer stopSim()
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Run(simCtx) }()
+
+	ticker := time.NewTicker(o.progress)
+	defer ticker.Stop()
+	last, lastAt := 0, start
+progress:
+	for {
+		select {
+		case <-ticker.C:
+			n, now := tally.total(), time.Now()
+			fmt.Fprintf(out, "  %5.1fs  received %8d  %8.0f/s  matches %6d  unparsable %d  errors %d\n",
+				now.Sub(start).Seconds(), n, float64(n-last)/now.Sub(lastAt).Seconds(),
+				tally.matchCount(), tally.unparsableCount(), tally.errorCount())
+			last, lastAt = n, now
+		case err := <-simDone:
+			if err != nil {
+				return err
+			}
+			break progress
+		}
+	}
+	published := len(eventsSent(sim))
+	// Everything published is in the broker or the session; wait for it to be delivered.
+	drainCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tally.waitFor(drainCtx, published)
+	elapsed := time.Since(start)
+	if err := session.Close(ctx); err != nil {
+		return err
+	}
+	return summarize(out, sim, tally, session.Stats(), elapsed)
+}
+
+func rateText(r float64) string {
+	if r == feedtest.Unlimited {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// eventsSent returns the event messages of the live stream the simulator published.
+func eventsSent(sim *feedtest.Simulator) []feedtest.Sent {
+	var out []feedtest.Sent
+	for _, s := range sim.Sent() {
+		if !s.Replay && !s.Key.Type.IsSystem() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.SessionStats, elapsed time.Duration) error {
+	lost, reordered := t.check(sim)
+	fmt.Fprintln(out, "\nsummary")
+	line := func(label string, v any) { fmt.Fprintf(out, "  %-26s %10v\n", label, v) }
+	types := make([]feed.MessageType, 0, len(t.byType))
+	for typ := range t.byType {
+		types = append(types, typ)
+	}
+	slices.Sort(types)
+	for _, typ := range types {
+		line(typ.String(), t.byType[typ])
+	}
+	line("event messages", t.total())
+	line("system messages (alive)", st.System)
+	line("matches", t.matchCount())
+	line("unparsable", t.unparsableCount())
+	line("errors reported", t.errorCount())
+	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
+	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
+	line("lost", lost)
+	line("out of order", reordered)
+	if sim.Forgotten() > 0 {
+		fmt.Fprintf(out, "  (the check covers the last %d messages sent)\n", len(sim.Sent()))
+	}
+	if lost > 0 || reordered > 0 {
+		return errors.New("messages were lost or reordered")
+	}
+	return nil
+}
+
+// tally is the example's listener: it counts what arrives and keeps, per match, the
+// timestamps received, to check them against what the simulator sent.
+type tally struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	byType     map[feed.MessageType]int
+	byMatch    map[feed.URN][]time.Time
+	n          int
+	unparsable int
+	errors     int
+}
+
+func newTally() *tally {
+	t := &tally{byType: map[feed.MessageType]int{}, byMatch: map[feed.URN][]time.Time{}}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *tally) add(m feed.Message) error {
+	h := m.MessageHeader()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byType[m.Type()]++
+	t.byMatch[h.Event] = append(t.byMatch[h.Event], h.Timestamp)
+	t.n++
+	t.cond.Broadcast()
+	return nil
+}
+
+func (t *tally) onError(error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.errors++
+}
+
+func (t *tally) total() int           { t.mu.Lock(); defer t.mu.Unlock(); return t.n }
+func (t *tally) matchCount() int      { t.mu.Lock(); defer t.mu.Unlock(); return len(t.byMatch) }
+func (t *tally) unparsableCount() int { t.mu.Lock(); defer t.mu.Unlock(); return t.unparsable }
+func (t *tally) errorCount() int      { t.mu.Lock(); defer t.mu.Unlock(); return t.errors }
+
+// waitFor waits until n messages arrived or ctx ends.
+func (t *tally) waitFor(ctx context.Context, n int) {
+	stop := context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		t.cond.Broadcast()
+		t.mu.Unlock()
+	})
+	defer stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.n < n && ctx.Err() == nil {
+		t.cond.Wait()
+	}
+}
+
+// check compares what arrived with what the simulator sent: per match, the same
+// messages in the same order.
+func (t *tally) check(sim *feedtest.Simulator) (lost, reordered int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for event, sent := range sim.EventsByMatch() {
+		got := t.byMatch[event]
+		if sim.Forgotten() > 0 && len(got) > len(sent) {
+			got = got[len(got)-len(sent):] // the history kept only the match's latest messages
+		}
+		if len(got) < len(sent) {
+			lost += len(sent) - len(got)
+		}
+		for i := range min(len(got), len(sent)) {
+			if !got[i].Equal(sent[i].Message.MessageHeader().Timestamp) {
+				reordered++
+			}
+		}
+	}
+	return lost, reordered
+}
+
+func (t *tally) OnOddsChange(_ context.Context, m *feed.OddsChange) error { return t.add(m) }
+func (t *tally) OnBetStop(_ context.Context, m *feed.BetStop) error       { return t.add(m) }
+func (t *tally) OnBetSettlement(_ context.Context, m *feed.BetSettlement) error {
+	return t.add(m)
+}
+func (t *tally) OnRollbackBetSettlement(_ context.Context, m *feed.RollbackBetSettlement) error {
+	return t.add(m)
+}
+func (t *tally) OnBetCancel(_ context.Context, m *feed.BetCancel) error { return t.add(m) }
+func (t *tally) OnRollbackBetCancel(_ context.Context, m *feed.RollbackBetCancel) error {
+	return t.add(m)
+}
+func (t *tally) OnFixtureChange(_ context.Context, m *feed.FixtureChange) error { return t.add(m) }
+func (t *tally) OnUnparsableMessage(context.Context, *feed.UnparsableMessage) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unparsable++
+	return nil
+}
