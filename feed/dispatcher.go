@@ -112,6 +112,11 @@ func (d *SerialDispatcher) Close(ctx context.Context) error {
 	select {
 	case <-d.done:
 		return nil
+	default:
+	}
+	select {
+	case <-d.done:
+		return nil
 	case <-ctx.Done():
 		// The worker abandons what is queued and exits as soon as the listener call in
 		// progress returns; that call sees its context cancelled.

@@ -53,7 +53,7 @@ func (e *APIError) Is(target error) bool {
 	case ErrTooManyRequests:
 		return e.StatusCode == http.StatusTooManyRequests
 	case ErrServerError:
-		return e.StatusCode >= 500
+		return e.StatusCode >= 500 && e.StatusCode < 600
 	}
 	return false
 }
@@ -61,7 +61,7 @@ func (e *APIError) Is(target error) bool {
 // Retryable reports whether the same request may succeed later: a rate limit or a server
 // error, as opposed to a request the API will always refuse.
 func (e *APIError) Retryable() bool {
-	return e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
+	return e.StatusCode == http.StatusTooManyRequests || (e.StatusCode >= 500 && e.StatusCode < 600)
 }
 
 // DefaultRecoveryTimeout bounds one recovery API request.
@@ -129,12 +129,18 @@ func (c *RecoveryClient) InitiateRecovery(ctx context.Context, p Producer, after
 
 // InitiateEventRecovery asks the feed to resend the current odds of one event.
 func (c *RecoveryClient) InitiateEventRecovery(ctx context.Context, p Producer, event URN, requestID int64) error {
+	if event.IsZero() {
+		return errors.New("feed: event recovery: the event URN is zero")
+	}
 	return c.post(ctx, p, "odds/events/"+event.String()+"/initiate_request", requestID, url.Values{})
 }
 
 // InitiateEventStatefulRecovery asks the feed to resend the stateful messages (bet
 // settlements, cancels and their rollbacks) of one event.
 func (c *RecoveryClient) InitiateEventStatefulRecovery(ctx context.Context, p Producer, event URN, requestID int64) error {
+	if event.IsZero() {
+		return errors.New("feed: event recovery: the event URN is zero")
+	}
 	return c.post(ctx, p, "stateful_messages/events/"+event.String()+"/initiate_request", requestID, url.Values{})
 }
 
@@ -160,13 +166,17 @@ func (c *RecoveryClient) post(ctx context.Context, p Producer, path string, requ
 	if err != nil {
 		return fmt.Errorf("feed: recovery request for producer %s: %w", p.Name, err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		// Read a little more than we keep, so that the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
 	apiErr := &APIError{StatusCode: resp.StatusCode, Method: req.Method, URL: u.String(),
-		Body: strings.TrimSpace(string(body))}
+		Body: strings.TrimSpace(strings.ToValidUTF8(string(body), ""))}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		apiErr.RetryAfter = time.Duration(s) * time.Second
 	}
