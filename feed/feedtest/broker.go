@@ -36,7 +36,7 @@ type BrokerOptions struct {
 
 // BrokerStats counts a Broker's traffic.
 type BrokerStats struct {
-	Published       uint64 // messages published
+	Published       uint64 // Publish calls that succeeded
 	Delivered       uint64 // messages handed to receivers (one per queue a message reached)
 	Unrouted        uint64 // messages that matched no queue
 	LostWhileDown   uint64 // messages that would have reached a queue while disconnected
@@ -74,14 +74,14 @@ func NewBroker(opts BrokerOptions) *Broker {
 }
 
 // Publish routes a message to every queue bound with a matching pattern (once per queue),
-// waiting while a queue is full. It returns ctx.Err() if ctx ends first.
+// waiting while a queue is full. It returns ctx.Err() if ctx ends first; the message may
+// then have reached some of the queues, and it is not counted as published.
 func (b *Broker) Publish(ctx context.Context, routingKey string, body []byte) error {
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
 		return ErrBrokerClosed
 	}
-	b.published.Add(1)
 	words := topic.Split(routingKey)
 	var targets []*brokerSub
 	for s := range b.subs {
@@ -93,10 +93,12 @@ func (b *Broker) Publish(ctx context.Context, routingKey string, body []byte) er
 	b.mu.RUnlock()
 
 	if len(targets) == 0 {
+		b.published.Add(1)
 		b.unrouted.Add(1)
 		return nil
 	}
 	if !connected {
+		b.published.Add(1)
 		b.lostWhileDown.Add(uint64(len(targets)))
 		return nil
 	}
@@ -110,6 +112,7 @@ func (b *Broker) Publish(ctx context.Context, routingKey string, body []byte) er
 			b.lostWhileDown.Add(1)
 		}
 	}
+	b.published.Add(1)
 	return nil
 }
 
@@ -206,7 +209,8 @@ func (b *Broker) Stats() BrokerStats {
 	}
 }
 
-// Close closes every subscription and refuses further use.
+// Close closes every subscription and refuses further use. It waits for Receive calls in
+// progress to return, so close the sessions whose listeners may block first.
 func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true

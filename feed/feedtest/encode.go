@@ -8,9 +8,10 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// Marshal encodes m as the feed would send it. feed.Decode of the result gives back m
-// (with ReceivedAt left zero): the simulator publishes with it, and tests build bodies
-// with it.
+// Marshal encodes m as the feed would send it. feed.Decode of the result gives back m for
+// a message as Decode makes them: nil slices where there is nothing, times in UTC with
+// millisecond precision, finite numbers, no control characters in strings (XML cannot
+// carry them), ReceivedAt zero. The simulator publishes with it; tests build bodies with it.
 func Marshal(m feed.Message) []byte {
 	return AppendXML(make([]byte, 0, 512), m)
 }

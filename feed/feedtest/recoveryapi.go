@@ -2,6 +2,7 @@ package feedtest
 
 import (
 	"context"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -65,7 +66,13 @@ func (s *Simulator) RecoveryRequests() []RecoveryRequest {
 
 // WaitReplays waits until the replays of the recovery requests accepted so far are
 // published.
-func (s *Simulator) WaitReplays() { s.replays.Wait() }
+func (s *Simulator) WaitReplays() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.replaying > 0 {
+		s.replayed.Wait()
+	}
+}
 
 func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, stateful bool) {
 	event, err := feed.ParseURN(r.PathValue("event"))
@@ -79,6 +86,10 @@ func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, s
 func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event feed.URN, stateful bool) {
 	req := RecoveryRequest{Event: event, Stateful: stateful}
 	status, msg := s.checkRecovery(r, &req)
+	// Wait until what is being published now is in the history, so the replay has it.
+	s.inflight.Lock()
+	//lint:ignore SA2001 the empty critical section is the point: a barrier behind in-flight sends
+	s.inflight.Unlock()
 	s.mu.Lock()
 	if status == http.StatusAccepted && len(s.failures) > 0 {
 		f := &s.failures[0]
@@ -93,7 +104,7 @@ func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event 
 	if status == http.StatusAccepted {
 		replay = s.replayLocked(req)
 		// Count the replay before answering, so that WaitReplays after the answer waits for it.
-		s.replays.Add(1)
+		s.replaying++
 	}
 	s.mu.Unlock()
 
@@ -103,10 +114,17 @@ func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event 
 	if status != http.StatusAccepted {
 		code = http.StatusText(status)
 	}
-	fmt.Fprintf(w, `<response response_code=%q><action>%s</action></response>`, code, msg)
+	fmt.Fprintf(w, `<response response_code="%s"><action>`, code)
+	_ = xml.EscapeText(w, []byte(msg))
+	fmt.Fprint(w, `</action></response>`)
 	if status == http.StatusAccepted {
 		go func() {
-			defer s.replays.Done()
+			defer func() {
+				s.mu.Lock()
+				s.replaying--
+				s.replayed.Broadcast()
+				s.mu.Unlock()
+			}()
 			// The API has answered; the replay goes on without the request's context.
 			s.publishReplay(context.Background(), req, replay)
 		}()
@@ -180,8 +198,10 @@ func (s *Simulator) publishReplay(ctx context.Context, req RecoveryRequest, msgs
 			return // the publisher is gone; the recovery will time out, as a real one would
 		}
 	}
-	done := &feed.SnapshotComplete{Header: feed.Header{Producer: req.Producer, RequestID: req.RequestID,
-		Timestamp: s.clock.Now().Truncate(time.Millisecond).UTC()}}
+	s.mu.Lock()
+	stamp := s.stampLocked()
+	s.mu.Unlock()
+	done := &feed.SnapshotComplete{Header: feed.Header{Producer: req.Producer, RequestID: req.RequestID, Timestamp: stamp}}
 	_ = s.send(ctx, feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: req.Node}, done, true)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -85,7 +86,11 @@ type Simulator struct {
 	recoveries  []RecoveryRequest
 
 	publishMu sync.Mutex // one publisher at a time keeps each match's messages in order
-	replays   sync.WaitGroup
+	// inflight is held shared by every send from Publish to its record, so that a recovery
+	// can wait (exclusively) until everything already published is in the history.
+	inflight  sync.RWMutex
+	replaying int        // replays in progress, guarded by mu
+	replayed  *sync.Cond // signalled on mu when replaying drops
 }
 
 // NewSimulator returns a simulator publishing to p.
@@ -96,8 +101,8 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 	switch {
 	case cfg.Matches < 0:
 		return nil, fmt.Errorf("feedtest: SimulatorConfig.Matches %d must not be negative", cfg.Matches)
-	case cfg.Rate < 0:
-		return nil, fmt.Errorf("feedtest: SimulatorConfig.Rate %v must not be negative", cfg.Rate)
+	case cfg.Rate < 0 || math.IsNaN(cfg.Rate):
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.Rate %v must be a number of messages per second", cfg.Rate)
 	case cfg.AliveInterval < 0:
 		return nil, fmt.Errorf("feedtest: SimulatorConfig.AliveInterval %v must not be negative", cfg.AliveInterval)
 	case cfg.History < 0:
@@ -136,6 +141,7 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 		nextID:   1_000_000,
 		silenced: make(map[int]bool),
 	}
+	s.replayed = sync.NewCond(&s.mu)
 	for _, p := range cfg.Producers {
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("feedtest: SimulatorConfig.Producers: %w", err)
@@ -169,7 +175,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 		}
 	})
 	err := g.Wait()
-	s.replays.Wait()
+	s.WaitReplays()
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
@@ -209,6 +215,7 @@ func (s *Simulator) pace(ctx context.Context) error {
 	case <-t.C():
 		return nil
 	case <-ctx.Done():
+		r.CancelAt(s.clock.Now()) // give the unused token back
 		return ctx.Err()
 	}
 }
@@ -217,11 +224,11 @@ func (s *Simulator) publishNext(ctx context.Context) error {
 	s.mu.Lock()
 	i := s.rng.IntN(len(s.matches))
 	m := s.matches[i]
-	msg, ok := m.next(s.rng, s.clock.Now().Add(-s.delay))
+	msg, ok := m.next(s.rng, s.stampLocked())
 	for !ok {
 		m = s.newMatchLocked()
 		s.matches[i] = m
-		msg, ok = m.next(s.rng, s.clock.Now().Add(-s.delay))
+		msg, ok = m.next(s.rng, s.stampLocked())
 	}
 	key := m.key(msg.Type(), feed.NodeID{})
 	s.mu.Unlock()
@@ -238,6 +245,8 @@ func (s *Simulator) newMatchLocked() *simMatch {
 // send encodes, publishes and records one message.
 func (s *Simulator) send(ctx context.Context, key feed.RoutingKey, msg feed.Message, replay bool) error {
 	body := Marshal(msg)
+	s.inflight.RLock()
+	defer s.inflight.RUnlock()
 	if err := s.pub.Publish(ctx, key.String(), body); err != nil {
 		return fmt.Errorf("feedtest: publish %s: %w", key, err)
 	}
@@ -289,8 +298,16 @@ func (s *Simulator) EventsByMatch() map[feed.URN][]Sent {
 	return out
 }
 
+// stampLocked returns the time to stamp a new message with: now, less the delay the feed
+// is running late by.
+func (s *Simulator) stampLocked() time.Time {
+	return s.clock.Now().Add(-s.delay).Truncate(time.Millisecond).UTC()
+}
+
 // SetDelay makes the feed late: from now on messages carry timestamps d in the past, as
-// when the feed or the broker falls behind. 0 restores on-time traffic.
+// when the feed or the broker falls behind. 0 restores on-time traffic. (A match's
+// timestamps never go backwards, so right after SetDelay a match that has just published
+// lags by less than d until the clock catches up.)
 func (s *Simulator) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,8 +334,10 @@ func (s *Simulator) SendAlive(ctx context.Context, producerID int, subscribed bo
 	if _, ok := s.producer[producerID]; !ok {
 		return fmt.Errorf("feedtest: SendAlive: unknown producer %d", producerID)
 	}
-	msg := &feed.Alive{Header: feed.Header{Producer: producerID, Timestamp: s.clock.Now().Truncate(time.Millisecond).UTC()},
-		Subscribed: subscribed}
+	s.mu.Lock()
+	stamp := s.stampLocked()
+	s.mu.Unlock()
+	msg := &feed.Alive{Header: feed.Header{Producer: producerID, Timestamp: stamp}, Subscribed: subscribed}
 	return s.send(ctx, feed.RoutingKey{Type: feed.MessageAlive}, msg, false)
 }
 

@@ -1,0 +1,611 @@
+package feedtest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// t0 is where the fake clocks of these tests start: a fixed instant, so that timestamps
+// can be compared exactly.
+var t0 = ms(1764152400000)
+
+// publication is one Publish call a chanPublisher saw.
+type publication struct {
+	key  string
+	body []byte
+}
+
+// chanPublisher is a Publisher that reports every message on a channel.
+type chanPublisher struct{ ch chan publication }
+
+func newChanPublisher() *chanPublisher { return &chanPublisher{ch: make(chan publication, 1<<12)} }
+
+func (p *chanPublisher) Publish(_ context.Context, key string, body []byte) error {
+	p.ch <- publication{key, body}
+	return nil
+}
+
+// nextAlive returns the next alive published, skipping event messages.
+func (p *chanPublisher) nextAlive(t *testing.T) *feed.Alive {
+	t.Helper()
+	for {
+		select {
+		case m := <-p.ch:
+			if m.key != aliveKey.String() {
+				continue
+			}
+			return decode(t, feed.MessageAlive, m.body).(*feed.Alive)
+		case <-time.After(10 * time.Second):
+			t.Fatal("timed out waiting for an alive")
+			return nil
+		}
+	}
+}
+
+// failingPublisher refuses every message.
+type failingPublisher struct{ err error }
+
+func (p failingPublisher) Publish(context.Context, string, []byte) error { return p.err }
+
+func newSimulator(t *testing.T, p feedtest.Publisher, cfg feedtest.SimulatorConfig) *feedtest.Simulator {
+	t.Helper()
+	sim, err := feedtest.NewSimulator(p, cfg)
+	require.NoError(t, err)
+	return sim
+}
+
+func alive(producer int, ts time.Time, subscribed bool) *feed.Alive {
+	return &feed.Alive{Header: feed.Header{Producer: producer, Timestamp: ts}, Subscribed: subscribed}
+}
+
+func TestSimulatorSendsAlivesEveryInterval(t *testing.T) {
+	fc := clock.NewFake(t0)
+	pub := newChanPublisher()
+	// Ctrl first: the simulator checks whether a producer is stopped just before sending its
+	// alive, so once LO's alive has arrived, the test knows Ctrl's turn in that round is over
+	// and can stop or resume it without racing the simulator.
+	ctrl, _ := feed.LookupProducer(feed.DefaultProducers(), 3)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	// A rate of one event per 1000 s: the event loop publishes one message, then waits on
+	// a timer that this test never reaches, so the alives are all there is to see.
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Producers: []feed.Producer{ctrl, lo}, Rate: 1e-3,
+		AliveInterval: 10 * time.Second, Clock: fc})
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- sim.Run(ctx) }()
+
+	// Run sends each producer's alive at once, in the order of the producers.
+	assert.Equal(t, alive(3, t0, true), pub.nextAlive(t))
+	assert.Equal(t, alive(1, t0, true), pub.nextAlive(t))
+
+	fc.BlockUntil(2) // the alive ticker and the event loop's pacing timer
+	now := t0
+	for range 3 {
+		// Half an interval sends nothing: the alives that follow carry the full interval's time.
+		fc.Advance(5 * time.Second)
+		fc.Advance(5 * time.Second)
+		now = now.Add(10 * time.Second)
+		assert.Equal(t, alive(3, now, true), pub.nextAlive(t))
+		assert.Equal(t, alive(1, now, true), pub.nextAlive(t))
+	}
+
+	// A stopped producer is skipped: two intervals bring LO's alives only.
+	sim.StopAlives(3)
+	for range 2 {
+		fc.Advance(10 * time.Second)
+		now = now.Add(10 * time.Second)
+		assert.Equal(t, alive(1, now, true), pub.nextAlive(t))
+	}
+	sim.ResumeAlives(3)
+	fc.Advance(10 * time.Second)
+	now = now.Add(10 * time.Second)
+	assert.Equal(t, alive(3, now, true), pub.nextAlive(t))
+	assert.Equal(t, alive(1, now, true), pub.nextAlive(t))
+
+	cancel()
+	require.NoError(t, <-ran, "Run returns nil when its context is cancelled")
+}
+
+func TestSimulatorSendAlive(t *testing.T) {
+	fc := clock.NewFake(t0.Add(1500 * time.Microsecond)) // sub-millisecond time is cut off
+	pub := newChanPublisher()
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Clock: fc})
+
+	require.NoError(t, sim.SendAlive(t.Context(), 3, false))
+	m := <-pub.ch
+	assert.Equal(t, "-.-.-.alive.-.-.-.-", m.key)
+	assert.Equal(t, alive(3, t0.Add(time.Millisecond), false), decode(t, feed.MessageAlive, m.body))
+
+	err := sim.SendAlive(t.Context(), 99, true)
+	assert.ErrorContains(t, err, "unknown producer 99")
+	require.Len(t, sim.Sent(), 1, "the alive is recorded, the refused one is not")
+	assert.False(t, sim.Sent()[0].Replay)
+}
+
+func TestSimulatorRunReturnsThePublishersError(t *testing.T) {
+	boom := errors.New("boom")
+	sim := newSimulator(t, failingPublisher{boom}, feedtest.SimulatorConfig{Clock: clock.NewFake(t0)})
+	err := sim.Run(t.Context())
+	require.ErrorIs(t, err, boom)
+	assert.Empty(t, sim.Sent(), "nothing refused is recorded")
+}
+
+func TestSimulatorPublishesExactlyN(t *testing.T) {
+	pub := newChanPublisher()
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Rate: feedtest.Unlimited, Matches: 7})
+	const n = 1000
+	// Publish returns once all n are published; the channel holds them without waiting.
+	go func() {
+		for range n {
+			<-pub.ch
+		}
+	}()
+	require.NoError(t, sim.Publish(t.Context(), n))
+
+	sent := sim.Sent()
+	require.Len(t, sent, n)
+	for _, s := range sent {
+		assert.False(t, s.Key.Type.IsSystem(), "Publish sends event messages only")
+		assert.False(t, s.Replay)
+	}
+	assert.Zero(t, sim.Forgotten())
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, sim.Publish(ctx, 1), context.Canceled)
+	assert.Len(t, sim.Sent(), n, "nothing is published with a cancelled context")
+}
+
+// traffic publishes n messages with a simulator of the seed, on a clock that stands still,
+// and returns what it sent.
+func traffic(t *testing.T, seed uint64, n int) []feedtest.Sent {
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: seed, Clock: clock.NewFake(t0)})
+	require.NoError(t, sim.Publish(t.Context(), n))
+	return sim.Sent()
+}
+
+func TestSimulatorIsReproducibleFromItsSeed(t *testing.T) {
+	a, b := traffic(t, 42, 2000), traffic(t, 42, 2000)
+	require.Len(t, b, len(a))
+	for i := range a {
+		// Same seed and the same clock: the same keys, types, events and even bytes.
+		require.Equal(t, a[i].Key, b[i].Key, "message %d", i)
+		require.Equal(t, string(a[i].Body), string(b[i].Body), "message %d", i)
+	}
+	c := traffic(t, 43, 2000)
+	keys := func(s []feedtest.Sent) []feed.RoutingKey {
+		out := make([]feed.RoutingKey, len(s))
+		for i := range s {
+			out[i] = s[i].Key
+		}
+		return out
+	}
+	assert.NotEqual(t, keys(a), keys(c), "another seed makes other traffic")
+}
+
+func TestSimulatorHistoryKeepsTheNewest(t *testing.T) {
+	full := traffic(t, 9, 25)
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, History: 10, Clock: clock.NewFake(t0)})
+	require.NoError(t, sim.Publish(t.Context(), 25))
+	assert.Equal(t, full[15:], sim.Sent(), "the last 10, oldest first")
+	assert.Equal(t, 15, sim.Forgotten())
+}
+
+func TestSimulatorTimestampsIncreasePerMatch(t *testing.T) {
+	fc := clock.NewFake(t0)
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 3, Clock: fc})
+	// First with the clock standing still, where the simulator must invent later
+	// timestamps, then with the clock moving by less and more than a millisecond.
+	require.NoError(t, sim.Publish(t.Context(), 500))
+	for i := range 500 {
+		fc.Advance(time.Duration(i%7) * 300 * time.Microsecond)
+		require.NoError(t, sim.Publish(t.Context(), 1))
+	}
+	byMatch := sim.EventsByMatch()
+	require.NotEmpty(t, byMatch)
+	for event, msgs := range byMatch {
+		for i := 1; i < len(msgs); i++ {
+			prev, cur := msgs[i-1].Message.MessageHeader().Timestamp, msgs[i].Message.MessageHeader().Timestamp
+			require.True(t, cur.After(prev), "%s: message %d at %v, not after %v", event, i, cur, prev)
+		}
+	}
+}
+
+func TestSimulatorSetDelay(t *testing.T) {
+	fc := clock.NewFake(t0)
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 4, Clock: fc})
+	require.NoError(t, sim.Publish(t.Context(), 20))
+	fc.Advance(10 * time.Second) // well past the delay: no match has a timestamp in the way
+
+	const delay = 3 * time.Second
+	lastTimestamp := func() time.Time {
+		sent := sim.Sent()
+		return sent[len(sent)-1].Message.MessageHeader().Timestamp
+	}
+	sim.SetDelay(delay)
+	for range 50 {
+		require.NoError(t, sim.Publish(t.Context(), 1))
+		require.Equal(t, fc.Now().Add(-delay), lastTimestamp(), "the feed is %v late", delay)
+		fc.Advance(100 * time.Millisecond) // a match's next message is never in the same millisecond
+	}
+	sim.SetDelay(0)
+	require.NoError(t, sim.Publish(t.Context(), 1))
+	assert.Equal(t, fc.Now(), lastTimestamp(), "on time again")
+}
+
+func TestSimulatorReplacesMatchesThatEnd(t *testing.T) {
+	const matches = 3
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: matches, Rate: feedtest.Unlimited, Seed: 8, Clock: clock.NewFake(t0)})
+	// A script is at most 203 messages long, so 2,000 messages over 3 matches end many.
+	require.NoError(t, sim.Publish(t.Context(), 2000))
+
+	byMatch := sim.EventsByMatch()
+	assert.Greater(t, len(byMatch), matches, "matches came and went")
+	settled := 0
+	for event, msgs := range byMatch {
+		assert.Equal(t, feed.MessageFixtureChange, msgs[0].Key.Type, "%s starts with its fixture", event)
+		for _, m := range msgs {
+			if m.Key.Type == feed.MessageBetSettlement {
+				settled++
+				break
+			}
+		}
+	}
+	// Every match but those still running finished its script, which settles it.
+	assert.GreaterOrEqual(t, settled, len(byMatch)-matches)
+}
+
+// TestSimulatorPacesToItsRate publishes on a fake clock that moves only when the
+// simulator waits on it, so the fake time that passes is the time pacing required.
+func TestSimulatorPacesToItsRate(t *testing.T) {
+	fc := clock.NewFake(t0)
+	// Rate 100 gives a burst of 2: 198 of the 200 messages wait 10 ms each.
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Rate: 100, Clock: fc})
+	const n = 200
+	done := make(chan error, 1)
+	go func() { done <- sim.Publish(t.Context(), n) }()
+
+	for {
+		// Advance only while the publisher waits on a timer, so that no time passes that it
+		// did not ask for; stop when Publish has returned.
+		waiting := make(chan struct{})
+		go func() {
+			fc.BlockUntil(1)
+			close(waiting)
+		}()
+		select {
+		case <-waiting:
+			fc.Advance(time.Millisecond)
+			continue
+		case err := <-done:
+			require.NoError(t, err)
+		}
+		// Release the goroutine still in BlockUntil.
+		release := fc.NewTimer(time.Hour)
+		<-waiting
+		release.Stop()
+		break
+	}
+	require.Len(t, sim.Sent(), n)
+	elapsed := fc.Since(t0)
+	want := time.Duration(n-2) * 10 * time.Millisecond
+	assert.GreaterOrEqual(t, elapsed, want-time.Millisecond, "published faster than the rate")
+	assert.LessOrEqual(t, elapsed, want+50*time.Millisecond, "pacing waited longer than the rate requires")
+}
+
+// recoveryFixture is a simulator publishing into a broker, its recovery API, and a
+// receiver subscribed as the session of node 7 would be.
+type recoveryFixture struct {
+	fc  *clock.Fake
+	b   *feedtest.Broker
+	sim *feedtest.Simulator
+	srv *httptest.Server
+	r   *fakeReceiver
+}
+
+func newRecoveryFixture(t *testing.T) *recoveryFixture {
+	t.Helper()
+	f := &recoveryFixture{fc: clock.NewFake(t0)}
+	f.b = newTestBroker(t, feedtest.BrokerOptions{Clock: f.fc})
+	f.sim = newSimulator(t, f.b, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 5, Clock: f.fc})
+	f.srv = httptest.NewServer(f.sim.RecoveryHandler())
+	t.Cleanup(f.srv.Close)
+	t.Cleanup(f.sim.WaitReplays) // before the broker closes
+	return f
+}
+
+// subscribe binds the receiver after the live traffic, so that it sees only replays.
+func (f *recoveryFixture) subscribe(t *testing.T) {
+	t.Helper()
+	f.r = newFakeReceiver()
+	subscribe(t, f.b, f.r, feed.AllMessages.BindingKeys(feed.Node(7))...)
+}
+
+// post sends a recovery request and returns the status and the body of the answer.
+func (f *recoveryFixture) post(t *testing.T, token, pathAndQuery string) (int, string) {
+	t.Helper()
+	return f.request(t, http.MethodPost, token, pathAndQuery)
+}
+
+func (f *recoveryFixture) request(t *testing.T, method, token, pathAndQuery string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, f.srv.URL+pathAndQuery, nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("x-access-token", token)
+	}
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// liveEvents returns the event messages of the live stream that match keep, in order.
+func (f *recoveryFixture) liveEvents(keep func(feedtest.Sent) bool) []feedtest.Sent {
+	var out []feedtest.Sent
+	for _, s := range f.sim.Sent() {
+		if !s.Replay && !s.Key.Type.IsSystem() && keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// expectReplay checks that the receiver gets want, tagged with the request id and routed to
+// node, then the snapshot_complete of the request.
+func (f *recoveryFixture) expectReplay(t *testing.T, want []feedtest.Sent, producer int, requestID int64, node feed.NodeID) {
+	t.Helper()
+	for i, s := range want {
+		d := f.r.expect(t, callReceive).d
+		key, err := feed.ParseRoutingKey(d.RoutingKey)
+		require.NoError(t, err)
+		wantKey := s.Key
+		wantKey.Node = node
+		require.Equal(t, wantKey, key, "replayed message %d: the live key, addressed to the node", i)
+
+		wantMsg := decode(t, s.Key.Type, s.Body)
+		wantMsg.MessageHeader().RequestID = requestID
+		require.Equal(t, wantMsg, decode(t, key.Type, d.Body), "replayed message %d: the live message with the request id", i)
+	}
+	d := f.r.expect(t, callReceive).d
+	require.Equal(t, feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: node}.String(), d.RoutingKey)
+	assert.Equal(t, &feed.SnapshotComplete{Header: feed.Header{Producer: producer, RequestID: requestID, Timestamp: f.fc.Now()}},
+		decode(t, feed.MessageSnapshotComplete, d.Body))
+	f.r.noMoreCalls(t) // the replay was the last thing published
+}
+
+func TestRecoveryReplaysTheProducersMessagesSinceAfter(t *testing.T) {
+	f := newRecoveryFixture(t)
+	require.NoError(t, f.sim.Publish(t.Context(), 300))
+	f.fc.Advance(time.Minute)
+	after := f.fc.Now()
+	require.NoError(t, f.sim.Publish(t.Context(), 300))
+	f.fc.Advance(time.Minute)
+	f.subscribe(t)
+
+	status, body := f.post(t, feedtest.DefaultAccessToken,
+		fmt.Sprintf("/v1/liveodds/recovery/initiate_request?after=%d&request_id=4242&node_id=7", after.UnixMilli()))
+	require.Equal(t, http.StatusAccepted, status, body)
+	assert.Contains(t, body, `response_code="ACCEPTED"`)
+	f.sim.WaitReplays()
+
+	want := f.liveEvents(func(s feedtest.Sent) bool {
+		h := s.Message.MessageHeader()
+		return h.Producer == 1 && !h.Timestamp.Before(after)
+	})
+	older := f.liveEvents(func(s feedtest.Sent) bool { return s.Message.MessageHeader().Producer == 1 })
+	require.NotEmpty(t, want)
+	require.Greater(t, len(older), len(want), "the first minute is not replayed")
+	f.expectReplay(t, want, 1, 4242, feed.Node(7))
+
+	assert.Equal(t, []feedtest.RecoveryRequest{{Producer: 1, RequestID: 4242, After: after, Node: feed.Node(7), Status: http.StatusAccepted}},
+		f.sim.RecoveryRequests())
+	replays := 0
+	for _, s := range f.sim.Sent() {
+		if s.Replay {
+			replays++
+		}
+	}
+	assert.Equal(t, len(want)+1, replays, "the replay and its snapshot_complete are recorded as replays")
+}
+
+func TestRecoveryOfOneEvent(t *testing.T) {
+	f := newRecoveryFixture(t)
+	require.NoError(t, f.sim.Publish(t.Context(), 3000))
+	f.subscribe(t)
+
+	// A match of producer 1 that has been settled, so that the stateful replay has something.
+	var event feed.URN
+	for e, msgs := range f.sim.EventsByMatch() {
+		if msgs[0].Message.MessageHeader().Producer != 1 {
+			continue
+		}
+		for _, m := range msgs {
+			if m.Key.Type == feed.MessageBetSettlement && (event.IsZero() || e.ID < event.ID) {
+				event = e // the lowest such id: map order must not choose the event
+			}
+		}
+	}
+	require.False(t, event.IsZero(), "3,000 messages settle some match of producer 1")
+	ofEvent := func(s feedtest.Sent) bool { return s.Key.Event == event }
+
+	t.Run("odds", func(t *testing.T) {
+		status, body := f.post(t, feedtest.DefaultAccessToken, "/v1/liveodds/odds/events/"+event.String()+"/initiate_request?request_id=9")
+		require.Equal(t, http.StatusAccepted, status, body)
+		f.sim.WaitReplays()
+		want := f.liveEvents(ofEvent)
+		require.Greater(t, len(want), 2)
+		f.expectReplay(t, want, 1, 9, feed.NodeID{}) // no node_id: addressed to no node
+	})
+	t.Run("stateful", func(t *testing.T) {
+		status, body := f.post(t, feedtest.DefaultAccessToken, "/v1/liveodds/stateful_messages/events/"+event.String()+"/initiate_request?request_id=10&node_id=7")
+		require.Equal(t, http.StatusAccepted, status, body)
+		f.sim.WaitReplays()
+		// Stateful messages are the settlements and cancellations, not the odds.
+		want := f.liveEvents(func(s feedtest.Sent) bool {
+			switch s.Key.Type {
+			case feed.MessageOddsChange, feed.MessageBetStop, feed.MessageFixtureChange:
+				return false
+			}
+			return ofEvent(s)
+		})
+		require.NotEmpty(t, want)
+		f.expectReplay(t, want, 1, 10, feed.Node(7))
+	})
+	reqs := f.sim.RecoveryRequests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, feedtest.RecoveryRequest{Producer: 1, RequestID: 9, Event: event, Status: http.StatusAccepted}, reqs[0])
+	assert.Equal(t, feedtest.RecoveryRequest{Producer: 1, RequestID: 10, Node: feed.Node(7), Event: event, Stateful: true, Status: http.StatusAccepted}, reqs[1])
+}
+
+func TestRecoveryRejectsBadRequests(t *testing.T) {
+	f := newRecoveryFixture(t)
+	f.fc.Advance(100 * time.Hour) // so that "after" can go back further than the window
+	now := f.fc.Now()
+	window := 72 * time.Hour // the recovery window of the default producers LO and Ctrl
+	afterMs := func(d time.Duration) string { return strconv.FormatInt(now.Add(-d).UnixMilli(), 10) }
+
+	tests := []struct {
+		name, method, token, path string
+		status                    int
+		recorded                  *feedtest.RecoveryRequest // nil: refused before it counts as a recovery request
+	}{
+		{"no token", http.MethodPost, "", "/v1/liveodds/recovery/initiate_request?request_id=1",
+			http.StatusUnauthorized, &feedtest.RecoveryRequest{Status: http.StatusUnauthorized}},
+		{"wrong token", http.MethodPost, "nope", "/v1/liveodds/recovery/initiate_request?request_id=1",
+			http.StatusUnauthorized, &feedtest.RecoveryRequest{Status: http.StatusUnauthorized}},
+		{"unknown product", http.MethodPost, feedtest.DefaultAccessToken, "/v1/vf/recovery/initiate_request?request_id=1",
+			http.StatusNotFound, &feedtest.RecoveryRequest{Status: http.StatusNotFound}},
+		{"no request_id", http.MethodPost, feedtest.DefaultAccessToken, "/v1/liveodds/recovery/initiate_request",
+			http.StatusBadRequest, &feedtest.RecoveryRequest{Producer: 1, Status: http.StatusBadRequest}},
+		{"bad request_id", http.MethodPost, feedtest.DefaultAccessToken, "/v1/pre/recovery/initiate_request?request_id=x1",
+			http.StatusBadRequest, &feedtest.RecoveryRequest{Producer: 3, Status: http.StatusBadRequest}},
+		{"bad node_id", http.MethodPost, feedtest.DefaultAccessToken, "/v1/liveodds/recovery/initiate_request?request_id=2&node_id=seven",
+			http.StatusBadRequest, &feedtest.RecoveryRequest{Producer: 1, RequestID: 2, Status: http.StatusBadRequest}},
+		{"bad after", http.MethodPost, feedtest.DefaultAccessToken, "/v1/liveodds/recovery/initiate_request?request_id=3&after=yesterday",
+			http.StatusBadRequest, &feedtest.RecoveryRequest{Producer: 1, RequestID: 3, Status: http.StatusBadRequest}},
+		{"after older than the window", http.MethodPost, feedtest.DefaultAccessToken,
+			"/v1/liveodds/recovery/initiate_request?request_id=4&after=" + afterMs(window+time.Millisecond),
+			http.StatusBadRequest, &feedtest.RecoveryRequest{Producer: 1, RequestID: 4, After: now.Add(-window - time.Millisecond), Status: http.StatusBadRequest}},
+		{"after at the edge of the window", http.MethodPost, feedtest.DefaultAccessToken,
+			"/v1/pre/recovery/initiate_request?request_id=5&after=" + afterMs(window),
+			http.StatusAccepted, &feedtest.RecoveryRequest{Producer: 3, RequestID: 5, After: now.Add(-window), Status: http.StatusAccepted}},
+		{"bad event", http.MethodPost, feedtest.DefaultAccessToken, "/v1/liveodds/odds/events/match42/initiate_request?request_id=6",
+			http.StatusBadRequest, nil},
+		{"GET", http.MethodGet, feedtest.DefaultAccessToken, "/v1/liveodds/recovery/initiate_request?request_id=7",
+			http.StatusMethodNotAllowed, nil},
+	}
+	var recorded []feedtest.RecoveryRequest
+	for _, tt := range tests {
+		status, body := f.request(t, tt.method, tt.token, tt.path)
+		assert.Equal(t, tt.status, status, "%s: %s", tt.name, body)
+		if tt.recorded != nil {
+			recorded = append(recorded, *tt.recorded)
+		}
+	}
+	assert.Equal(t, recorded, f.sim.RecoveryRequests(), "every recovery request is recorded with its answer")
+}
+
+func TestRecoveryFailuresOnDemand(t *testing.T) {
+	f := newRecoveryFixture(t)
+	f.subscribe(t)
+	const path = "/v1/liveodds/recovery/initiate_request?request_id="
+
+	f.sim.FailRecoveries(http.StatusServiceUnavailable, 2)
+	f.sim.FailRecoveries(http.StatusTooManyRequests, 1)
+	// A request refused for its own fault does not use up an injected failure.
+	status, _ := f.post(t, "wrong", path+"1")
+	assert.Equal(t, http.StatusUnauthorized, status)
+	var got []int
+	for id := 2; id <= 5; id++ {
+		status, body := f.post(t, feedtest.DefaultAccessToken, path+strconv.Itoa(id))
+		got = append(got, status)
+		if status != http.StatusAccepted {
+			assert.Contains(t, body, http.StatusText(status))
+		}
+	}
+	assert.Equal(t, []int{503, 503, 429, 202}, got, "two 503s, one 429, then the API works again")
+
+	// Only the accepted request is replayed: no traffic, so just its snapshot_complete.
+	f.sim.WaitReplays()
+	f.expectReplay(t, nil, 1, 5, feed.NodeID{})
+
+	var statuses []int
+	for _, r := range f.sim.RecoveryRequests() {
+		statuses = append(statuses, r.Status)
+	}
+	assert.Equal(t, []int{401, 503, 503, 429, 202}, statuses)
+}
+
+func TestSimulatorDropConnection(t *testing.T) {
+	t.Run("broker", func(t *testing.T) {
+		f := newRecoveryFixture(t)
+		f.subscribe(t)
+		dropped := make(chan error, 1)
+		go func() { dropped <- f.sim.DropConnection(t.Context(), time.Second) }()
+		f.r.expect(t, callDown)
+		f.fc.BlockUntil(1)
+		require.NoError(t, f.sim.Publish(t.Context(), 5)) // lost: published while down
+		f.fc.Advance(time.Second)
+		require.NoError(t, <-dropped)
+		f.r.expect(t, callUp)
+		assert.Equal(t, uint64(5), f.b.Stats().LostWhileDown)
+	})
+	t.Run("publisher that cannot", func(t *testing.T) {
+		sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{})
+		err := sim.DropConnection(t.Context(), time.Second)
+		assert.ErrorContains(t, err, "feedtest_test.discard cannot drop connections")
+	})
+}
+
+func TestNewSimulatorValidatesItsConfig(t *testing.T) {
+	badProducer := feed.DefaultProducers()[0]
+	badProducer.MaxRecoveryWindow = 0
+	tests := []struct {
+		name string
+		pub  feedtest.Publisher
+		cfg  feedtest.SimulatorConfig
+		want string // the field at fault, named in the error
+	}{
+		{"nil publisher", nil, feedtest.SimulatorConfig{}, "publisher is nil"},
+		{"negative matches", discard{}, feedtest.SimulatorConfig{Matches: -1}, "Matches -1"},
+		{"negative rate", discard{}, feedtest.SimulatorConfig{Rate: -5}, "Rate -5"},
+		{"negative alive interval", discard{}, feedtest.SimulatorConfig{AliveInterval: -time.Second}, "AliveInterval -1s"},
+		{"negative history", discard{}, feedtest.SimulatorConfig{History: -1}, "History -1"},
+		{"no producers", discard{}, feedtest.SimulatorConfig{Producers: []feed.Producer{}}, "Producers is empty"},
+		{"invalid producer", discard{}, feedtest.SimulatorConfig{Producers: []feed.Producer{badProducer}}, "Producers: feed: producer 1 (LO): MaxRecoveryWindow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim, err := feedtest.NewSimulator(tt.pub, tt.cfg)
+			require.Error(t, err)
+			assert.Nil(t, sim)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+
+	// The zero config is usable, with the documented defaults.
+	sim, err := feedtest.NewSimulator(discard{}, feedtest.SimulatorConfig{})
+	require.NoError(t, err)
+	var ids []int
+	for _, p := range sim.Producers() {
+		ids = append(ids, p.ID)
+	}
+	assert.Equal(t, []int{1, 3}, ids, "LO and Ctrl")
+}
