@@ -306,8 +306,8 @@ func (s *Simulator) stampLocked() time.Time {
 
 // SetDelay makes the feed late: from now on messages carry timestamps d in the past, as
 // when the feed or the broker falls behind. 0 restores on-time traffic. (A match's
-// timestamps never go backwards, so right after SetDelay a match that has just published
-// lags by less than d until the clock catches up.)
+// timestamps never go backwards, so right after a larger delay is set a match that has just
+// published keeps its last timestamp until the delayed clock passes it.)
 func (s *Simulator) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -205,22 +205,29 @@ func TestSimulatorHistoryKeepsTheNewest(t *testing.T) {
 	assert.Equal(t, 15, sim.Forgotten())
 }
 
-func TestSimulatorTimestampsIncreasePerMatch(t *testing.T) {
+func TestSimulatorTimestampsNeverGoBackNorAheadOfTheClock(t *testing.T) {
 	fc := clock.NewFake(t0)
 	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 3, Clock: fc})
-	// First with the clock standing still, where the simulator must invent later
-	// timestamps, then with the clock moving by less and more than a millisecond.
+	// First with the clock standing still, then moving by less and more than a
+	// millisecond, then with a delay that grows and shrinks (the delayed clock goes back).
 	require.NoError(t, sim.Publish(t.Context(), 500))
 	for i := range 500 {
 		fc.Advance(time.Duration(i%7) * 300 * time.Microsecond)
+		if i%100 == 50 {
+			sim.SetDelay(time.Duration(i%3) * 40 * time.Millisecond)
+		}
 		require.NoError(t, sim.Publish(t.Context(), 1))
 	}
 	byMatch := sim.EventsByMatch()
 	require.NotEmpty(t, byMatch)
 	for event, msgs := range byMatch {
-		for i := 1; i < len(msgs); i++ {
-			prev, cur := msgs[i-1].Message.MessageHeader().Timestamp, msgs[i].Message.MessageHeader().Timestamp
-			require.True(t, cur.After(prev), "%s: message %d at %v, not after %v", event, i, cur, prev)
+		for i, m := range msgs {
+			cur := m.Message.MessageHeader().Timestamp
+			require.False(t, cur.After(fc.Now()), "%s: message %d at %v, ahead of the clock", event, i, cur)
+			if i > 0 {
+				prev := msgs[i-1].Message.MessageHeader().Timestamp
+				require.False(t, cur.Before(prev), "%s: message %d at %v, before %v", event, i, cur, prev)
+			}
 		}
 	}
 }

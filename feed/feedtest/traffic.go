@@ -96,9 +96,10 @@ func (m *simMatch) key(t feed.MessageType, node feed.NodeID) feed.RoutingKey {
 	return k
 }
 
-// next builds the match's next message, stamped now (at least a millisecond after the
-// previous one, so that timestamps order a match's messages). It returns false when the
-// script is done.
+// next builds the match's next message, stamped now, or with the match's previous stamp
+// if the clock went back (a feed delay grew): a match's timestamps never decrease, and
+// never run ahead of the clock, so that a recovery from a moment replays everything sent
+// after it. It returns false when the script is done.
 func (m *simMatch) next(rng *rand.Rand, now time.Time) (feed.Message, bool) {
 	if len(m.script) == 0 {
 		return nil, false
@@ -106,8 +107,8 @@ func (m *simMatch) next(rng *rand.Rand, now time.Time) (feed.Message, bool) {
 	t := m.script[0]
 	m.script = m.script[1:]
 	now = now.Truncate(time.Millisecond)
-	if !now.After(m.lastTS) {
-		now = m.lastTS.Add(time.Millisecond)
+	if now.Before(m.lastTS) {
+		now = m.lastTS
 	}
 	m.lastTS = now
 	h := feed.Header{Producer: m.producer.ID, Event: m.urn, Timestamp: now.UTC()}
