@@ -10,147 +10,101 @@ import "fmt"
 // BENCHMARKS.md). It accepts every document that encoding/xml accepts for the same
 // message, with the same result, and never panics on malformed input.
 func Decode(t MessageType, body []byte) (Message, error) {
+	var d decoder
+	var m Message
 	switch t {
 	case MessageOddsChange:
-		return nilIfErr(DecodeOddsChange(body))
+		v := new(OddsChange)
+		d.oddsChange(body, v)
+		m = v
 	case MessageBetStop:
-		return nilIfErr(DecodeBetStop(body))
+		v := new(BetStop)
+		d.betStop(body, v)
+		m = v
 	case MessageBetSettlement:
-		return nilIfErr(DecodeBetSettlement(body))
+		v := new(BetSettlement)
+		d.betSettlement(body, v)
+		m = v
 	case MessageRollbackBetSettlement:
-		return nilIfErr(DecodeRollbackBetSettlement(body))
+		v := new(RollbackBetSettlement)
+		d.rollbackBetSettlement(body, v)
+		m = v
 	case MessageBetCancel:
-		return nilIfErr(DecodeBetCancel(body))
+		v := new(BetCancel)
+		d.betCancel(body, v)
+		m = v
 	case MessageRollbackBetCancel:
-		return nilIfErr(DecodeRollbackBetCancel(body))
+		v := new(RollbackBetCancel)
+		d.rollbackBetCancel(body, v)
+		m = v
 	case MessageFixtureChange:
-		return nilIfErr(DecodeFixtureChange(body))
+		v := new(FixtureChange)
+		d.fixtureChange(body, v)
+		m = v
 	case MessageAlive:
-		return nilIfErr(DecodeAlive(body))
+		v := new(Alive)
+		d.alive(body, v)
+		m = v
 	case MessageSnapshotComplete:
-		return nilIfErr(DecodeSnapshotComplete(body))
+		v := new(SnapshotComplete)
+		d.snapshotComplete(body, v)
+		m = v
+	default:
+		return nil, &DecodeError{Type: t, Msg: fmt.Sprintf("no decoder for message type %d", t)}
 	}
-	return nil, &DecodeError{Type: t, Msg: fmt.Sprintf("no decoder for message type %d", t)}
-}
-
-// nilIfErr keeps a typed nil pointer from becoming a non-nil Message.
-func nilIfErr[M Message](m M, err error) (Message, error) {
-	if err != nil {
-		return nil, err
+	if d.err != nil {
+		return nil, d.err
 	}
 	return m, nil
+}
+
+// decodeAs is Decode for a type known at compile time.
+func decodeAs[M Message](t MessageType, body []byte) (M, error) {
+	m, err := Decode(t, body)
+	if err != nil {
+		var zero M
+		return zero, err
+	}
+	return m.(M), nil
 }
 
 // DecodeOddsChange decodes an odds_change message.
 func DecodeOddsChange(body []byte) (*OddsChange, error) {
-	var d decoder
-	m := new(OddsChange)
-	if d.oddsChange(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*OddsChange](MessageOddsChange, body)
 }
 
 // DecodeBetStop decodes a bet_stop message.
-func DecodeBetStop(body []byte) (*BetStop, error) {
-	var d decoder
-	m := new(BetStop)
-	if d.betStop(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
-}
+func DecodeBetStop(body []byte) (*BetStop, error) { return decodeAs[*BetStop](MessageBetStop, body) }
 
 // DecodeBetSettlement decodes a bet_settlement message.
 func DecodeBetSettlement(body []byte) (*BetSettlement, error) {
-	var d decoder
-	m := new(BetSettlement)
-	if d.betSettlement(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*BetSettlement](MessageBetSettlement, body)
 }
 
 // DecodeRollbackBetSettlement decodes a rollback_bet_settlement message.
 func DecodeRollbackBetSettlement(body []byte) (*RollbackBetSettlement, error) {
-	var d decoder
-	m := new(RollbackBetSettlement)
-	if d.marketRefs(body, MessageRollbackBetSettlement, &m.Header, &m.Markets, nil); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*RollbackBetSettlement](MessageRollbackBetSettlement, body)
 }
 
 // DecodeBetCancel decodes a bet_cancel message.
 func DecodeBetCancel(body []byte) (*BetCancel, error) {
-	var d decoder
-	m := new(BetCancel)
-	extra := func() bool {
-		switch d.an {
-		case "start_time":
-			m.StartTime = d.millis()
-		case "end_time":
-			m.EndTime = d.millis()
-		case "superceded_by":
-			m.SupercededBy = d.urn()
-		default:
-			return false
-		}
-		return true
-	}
-	if d.marketRefs(body, MessageBetCancel, &m.Header, &m.Markets, extra); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*BetCancel](MessageBetCancel, body)
 }
 
 // DecodeRollbackBetCancel decodes a rollback_bet_cancel message.
 func DecodeRollbackBetCancel(body []byte) (*RollbackBetCancel, error) {
-	var d decoder
-	m := new(RollbackBetCancel)
-	extra := func() bool {
-		switch d.an {
-		case "start_time":
-			m.StartTime = d.millis()
-		case "end_time":
-			m.EndTime = d.millis()
-		default:
-			return false
-		}
-		return true
-	}
-	if d.marketRefs(body, MessageRollbackBetCancel, &m.Header, &m.Markets, extra); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*RollbackBetCancel](MessageRollbackBetCancel, body)
 }
 
 // DecodeFixtureChange decodes a fixture_change message.
 func DecodeFixtureChange(body []byte) (*FixtureChange, error) {
-	var d decoder
-	m := new(FixtureChange)
-	if d.fixtureChange(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*FixtureChange](MessageFixtureChange, body)
 }
 
 // DecodeAlive decodes an alive message.
-func DecodeAlive(body []byte) (*Alive, error) {
-	var d decoder
-	m := new(Alive)
-	if d.alive(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
-}
+func DecodeAlive(body []byte) (*Alive, error) { return decodeAs[*Alive](MessageAlive, body) }
 
 // DecodeSnapshotComplete decodes a snapshot_complete message.
 func DecodeSnapshotComplete(body []byte) (*SnapshotComplete, error) {
-	var d decoder
-	m := new(SnapshotComplete)
-	if d.snapshotComplete(body, m); d.err != nil {
-		return nil, d.err
-	}
-	return m, nil
+	return decodeAs[*SnapshotComplete](MessageSnapshotComplete, body)
 }

@@ -2,24 +2,15 @@ package feed
 
 // betStop decodes <bet_stop product event_id timestamp [request_id] [groups] [market_status]/>.
 func (d *decoder) betStop(body []byte, m *BetStop) {
-	if !d.begin(body, MessageBetStop) {
-		return
-	}
 	m.MarketStatus = MarketSuspended
-	var seen uint8
-	for d.attr() {
-		if d.header(&m.Header, &seen) {
-			continue
-		}
+	d.leaf(d.root(body, MessageBetStop, &m.Header, func() {
 		switch d.an {
 		case "groups":
 			m.Groups = d.av
 		case "market_status":
 			m.MarketStatus = MarketStatus(d.int())
 		}
-	}
-	d.needHeader(seen, true)
-	d.skip()
+	}))
 }
 
 // betSettlement decodes
@@ -29,17 +20,11 @@ func (d *decoder) betStop(body []byte, m *BetStop) {
 //	    <market id [specifiers] [extended_specifiers] [void_reason]>
 //	      <outcome id result [void_factor] [dead_heat_factor]/>
 func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
-	if !d.begin(body, MessageBetSettlement) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		if !d.header(&m.Header, &seen) && d.an == "certainty" {
+	if !d.root(body, MessageBetSettlement, &m.Header, func() {
+		if d.an == "certainty" {
 			m.Certainty = d.int()
 		}
-	}
-	d.needHeader(seen, true)
-	if !d.open() {
+	}) {
 		return
 	}
 	var outcomes []SettledOutcome
@@ -53,11 +38,9 @@ func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 				d.skip()
 				continue
 			}
-			var mk SettledMarket
-			var ref MarketRef
-			seen := d.marketRefAttrs(&ref)
-			mk.ID, mk.Specifiers, mk.ExtendedSpecifiers, mk.VoidReason = ref.ID, ref.Specifiers, ref.ExtendedSpecifiers, ref.VoidReason
-			d.need(seen != 0, "id")
+			ref := d.marketRef()
+			mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers,
+				ExtendedSpecifiers: ref.ExtendedSpecifiers, VoidReason: ref.VoidReason}
 			start := len(outcomes)
 			if d.open() {
 				for d.child() {
@@ -113,15 +96,15 @@ func (d *decoder) settledOutcome() SettledOutcome {
 	return o
 }
 
-// marketRefAttrs reads the attributes of a <market> that names a line; it returns non-zero
-// when the required id was present.
-func (d *decoder) marketRefAttrs(ref *MarketRef) uint8 {
-	var seen uint8
+// marketRef reads the attributes of a <market> that names a line.
+func (d *decoder) marketRef() MarketRef {
+	var ref MarketRef
+	seen := false
 	for d.attr() {
 		switch d.an {
 		case "id":
 			ref.ID = d.int()
-			seen |= sawOther
+			seen = true
 		case "specifiers":
 			ref.Specifiers = Specifiers(d.av)
 		case "extended_specifiers":
@@ -130,23 +113,48 @@ func (d *decoder) marketRefAttrs(ref *MarketRef) uint8 {
 			ref.VoidReason = d.int()
 		}
 	}
-	return seen
+	d.need(seen, "id")
+	return ref
+}
+
+// rollbackBetSettlement decodes <rollback_bet_settlement product event_id timestamp
+// [request_id]> with <market id [specifiers]/> children.
+func (d *decoder) rollbackBetSettlement(body []byte, m *RollbackBetSettlement) {
+	d.marketRefs(body, MessageRollbackBetSettlement, &m.Header, &m.Markets, nil)
+}
+
+// betCancel decodes <bet_cancel product event_id timestamp [request_id] [start_time]
+// [end_time] [superceded_by]> with <market id [specifiers] [void_reason]/> children.
+func (d *decoder) betCancel(body []byte, m *BetCancel) {
+	d.marketRefs(body, MessageBetCancel, &m.Header, &m.Markets, func() {
+		switch d.an {
+		case "start_time":
+			m.StartTime = d.millis()
+		case "end_time":
+			m.EndTime = d.millis()
+		case "superceded_by":
+			m.SupercededBy = d.urn()
+		}
+	})
+}
+
+// rollbackBetCancel decodes <rollback_bet_cancel product event_id timestamp [request_id]
+// [start_time] [end_time]> with <market id [specifiers]/> children.
+func (d *decoder) rollbackBetCancel(body []byte, m *RollbackBetCancel) {
+	d.marketRefs(body, MessageRollbackBetCancel, &m.Header, &m.Markets, func() {
+		switch d.an {
+		case "start_time":
+			m.StartTime = d.millis()
+		case "end_time":
+			m.EndTime = d.millis()
+		}
+	})
 }
 
 // marketRefs decodes the messages made of a header, a few attributes (read by extra) and a
 // list of <market> lines: bet_cancel, rollback_bet_cancel and rollback_bet_settlement.
-func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]MarketRef, extra func() bool) {
-	if !d.begin(body, t) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		if !d.header(h, &seen) && extra != nil {
-			extra()
-		}
-	}
-	d.needHeader(seen, true)
-	if !d.open() {
+func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]MarketRef, extra func()) {
+	if !d.root(body, t, h, extra) {
 		return
 	}
 	for d.child() {
@@ -154,10 +162,7 @@ func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]M
 			d.skip()
 			continue
 		}
-		var ref MarketRef
-		seen := d.marketRefAttrs(&ref)
-		d.need(seen != 0, "id")
-		*markets = append(*markets, ref)
+		*markets = append(*markets, d.marketRef())
 		d.skip()
 	}
 }
@@ -165,14 +170,7 @@ func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]M
 // fixtureChange decodes <fixture_change product event_id timestamp [request_id]
 // [change_type] [start_time] [next_live_time]/>.
 func (d *decoder) fixtureChange(body []byte, m *FixtureChange) {
-	if !d.begin(body, MessageFixtureChange) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		if d.header(&m.Header, &seen) {
-			continue
-		}
+	d.leaf(d.root(body, MessageFixtureChange, &m.Header, func() {
 		switch d.an {
 		case "change_type":
 			m.ChangeType = d.int()
@@ -181,38 +179,23 @@ func (d *decoder) fixtureChange(body []byte, m *FixtureChange) {
 		case "next_live_time":
 			m.NextLiveTime = d.millis()
 		}
-	}
-	d.needHeader(seen, true)
-	d.skip()
+	}))
 }
 
 // alive decodes <alive product timestamp subscribed/>.
 func (d *decoder) alive(body []byte, m *Alive) {
-	if !d.begin(body, MessageAlive) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		if !d.header(&m.Header, &seen) && d.an == "subscribed" {
+	subscribed := false
+	open := d.root(body, MessageAlive, &m.Header, func() {
+		if d.an == "subscribed" {
 			m.Subscribed = d.bool()
-			seen |= sawOther
+			subscribed = true
 		}
-	}
-	d.needHeader(seen, false)
-	d.need(seen&sawOther != 0, "subscribed")
-	d.skip()
+	})
+	d.need(subscribed, "subscribed")
+	d.leaf(open)
 }
 
 // snapshotComplete decodes <snapshot_complete product request_id timestamp/>.
 func (d *decoder) snapshotComplete(body []byte, m *SnapshotComplete) {
-	if !d.begin(body, MessageSnapshotComplete) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		d.header(&m.Header, &seen)
-	}
-	d.needHeader(seen, false)
-	d.need(seen&sawRequestID != 0, "request_id")
-	d.skip()
+	d.leaf(d.root(body, MessageSnapshotComplete, &m.Header, nil))
 }

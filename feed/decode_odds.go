@@ -8,17 +8,11 @@ package feed
 //	    <market id [specifiers] [extended_specifiers] [status] [favourite]>
 //	      <outcome id [odds] [probabilities] [active]/>
 func (d *decoder) oddsChange(body []byte, m *OddsChange) {
-	if !d.begin(body, MessageOddsChange) {
-		return
-	}
-	var seen uint8
-	for d.attr() {
-		if !d.header(&m.Header, &seen) && d.an == "odds_change_reason" {
+	if !d.root(body, MessageOddsChange, &m.Header, func() {
+		if d.an == "odds_change_reason" {
 			m.ChangeReason = d.int()
 		}
-	}
-	d.needHeader(seen, true)
-	if !d.open() {
+	}) {
 		return
 	}
 	// All outcomes of the message share one backing array; each market's slice is cut from
@@ -78,12 +72,12 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 			continue
 		}
 		mk := OddsMarket{Status: MarketActive}
-		var seen uint8
+		seen := false
 		for d.attr() {
 			switch d.an {
 			case "id":
 				mk.ID = d.int()
-				seen |= sawOther
+				seen = true
 			case "specifiers":
 				mk.Specifiers = Specifiers(d.av)
 			case "extended_specifiers":
@@ -94,7 +88,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 				mk.Favourite = d.bool()
 			}
 		}
-		d.need(seen != 0, "id")
+		d.need(seen, "id")
 		start := len(outcomes)
 		if d.open() {
 			for d.child() {
@@ -115,12 +109,12 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 
 func (d *decoder) oddsOutcome() OddsOutcome {
 	o := OddsOutcome{Active: true}
-	var seen uint8
+	seen := false
 	for d.attr() {
 		switch d.an {
 		case "id":
 			o.ID = d.av
-			seen |= sawOther
+			seen = true
 		case "odds":
 			o.Odds = d.float()
 		case "probabilities":
@@ -129,7 +123,7 @@ func (d *decoder) oddsOutcome() OddsOutcome {
 			o.Active = d.bool()
 		}
 	}
-	d.need(seen != 0, "id")
+	d.need(seen, "id")
 	return o
 }
 

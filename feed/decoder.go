@@ -188,7 +188,6 @@ const (
 	sawEvent
 	sawTimestamp
 	sawRequestID
-	sawOther // a type-specific required attribute
 )
 
 // header reads the current attribute into h if it is a common one.
@@ -212,12 +211,36 @@ func (d *decoder) header(h *Header, seen *uint8) bool {
 	return true
 }
 
-// needHeader checks the common attributes every message of this kind must carry.
-func (d *decoder) needHeader(seen uint8, event bool) {
+// root starts reading body as a message of type t: it reads the root element's
+// attributes, the common ones into h and any other through extra (which looks at d.an and
+// d.av), checks that the required common ones are there, and reports whether the root
+// has content for Child to read.
+func (d *decoder) root(body []byte, t MessageType, h *Header, extra func()) bool {
+	if !d.begin(body, t) {
+		return false
+	}
+	var seen uint8
+	for d.attr() {
+		if !d.header(h, &seen) && extra != nil {
+			extra()
+		}
+	}
 	d.need(seen&sawProduct != 0, "product")
 	d.need(seen&sawTimestamp != 0, "timestamp")
-	if event {
+	switch {
+	case t == MessageSnapshotComplete:
+		d.need(seen&sawRequestID != 0, "request_id")
+	case !t.IsSystem():
 		d.need(seen&sawEvent != 0, "event_id")
+	}
+	return d.open()
+}
+
+// leaf finishes a message whose root has no children to read: its content, if any, is
+// skipped up to the root's end tag, which must be there.
+func (d *decoder) leaf(open bool) {
+	for open && d.child() {
+		d.skip()
 	}
 }
 
@@ -261,7 +284,16 @@ func smallInt(s string) (int64, bool) {
 	if neg {
 		s = s[1:]
 	}
-	if s == "" || len(s) > 9 {
+	v, ok := digits(s, 9)
+	if neg {
+		v = -v
+	}
+	return v, ok
+}
+
+// digits parses 1 to max decimal digits and nothing else.
+func digits(s string, max int) (int64, bool) {
+	if s == "" || len(s) > max {
 		return 0, false
 	}
 	var v int64
@@ -271,9 +303,6 @@ func smallInt(s string) (int64, bool) {
 			return 0, false
 		}
 		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
 	}
 	return v, true
 }

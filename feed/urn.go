@@ -84,20 +84,13 @@ func (u *URN) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// parseID parses a non-negative decimal id without allocating.
+// parseID parses a non-negative decimal id of up to 18 digits (so it fits an int64)
+// without allocating.
 func parseID(s string) (int64, error) {
-	if s == "" || len(s) > 18 {
-		return 0, errBadNumber
+	if v, ok := digits(s, 18); ok {
+		return v, nil
 	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, errBadNumber
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, nil
+	return 0, errBadNumber
 }
 
 // internURNPart returns a constant for the URN parts the feed uses all the time, so that

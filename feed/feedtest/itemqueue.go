@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/queue"
 )
 
 // item is what a broker queue holds: a message, or a connection change (which must reach
@@ -43,16 +44,9 @@ func (q *itemQueue) put(ctx context.Context, it item, epoch uint64) (bool, error
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.data >= q.capacity && !q.closed {
-		if err := ctx.Err(); err != nil {
+		if err := queue.Wait(ctx, &q.notFull); err != nil {
 			return false, err
 		}
-		stop := context.AfterFunc(ctx, func() {
-			q.mu.Lock()
-			q.notFull.Broadcast()
-			q.mu.Unlock()
-		})
-		q.notFull.Wait()
-		stop()
 	}
 	if q.closed {
 		return true, nil // a deleted queue swallows what is routed to it, as RabbitMQ's would

@@ -210,29 +210,28 @@ func withRequestID(m feed.Message, id int64) feed.Message {
 	var c feed.Message
 	switch m := m.(type) {
 	case *feed.OddsChange:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.BetStop:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.BetSettlement:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.RollbackBetSettlement:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.BetCancel:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.RollbackBetCancel:
-		v := *m
-		c = &v
+		c = clone(m)
 	case *feed.FixtureChange:
-		v := *m
-		c = &v
+		c = clone(m)
 	default:
 		panic(fmt.Sprintf("feedtest: %T is not replayed", m))
 	}
 	c.MessageHeader().RequestID = id
 	return c
+}
+
+// clone returns a shallow copy of *m: the replay changes only the header.
+func clone[T any](m *T) *T {
+	v := *m
+	return &v
 }

@@ -40,17 +40,9 @@ func (q *Queue[T]) Put(ctx context.Context, v T) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.n == len(q.buf) && !q.closed {
-		if err := ctx.Err(); err != nil {
+		if err := Wait(ctx, &q.notFull); err != nil {
 			return err
 		}
-		// Only the slow path pays for watching ctx.
-		stop := context.AfterFunc(ctx, func() {
-			q.mu.Lock()
-			q.notFull.Broadcast()
-			q.mu.Unlock()
-		})
-		q.notFull.Wait()
-		stop()
 	}
 	if q.closed {
 		return ErrClosed
@@ -99,3 +91,21 @@ func (q *Queue[T]) Len() int {
 
 // Cap returns the queue's capacity.
 func (q *Queue[T]) Cap() int { return len(q.buf) }
+
+// Wait waits on c, whose lock the caller holds, until c is signalled or ctx ends. It
+// returns ctx.Err() at once if ctx has already ended. Like c.Wait, it may return without a
+// signal: callers wait in a loop that rechecks their condition.
+func Wait(ctx context.Context, c *sync.Cond) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Only waits that happen pay for watching ctx.
+	stop := context.AfterFunc(ctx, func() {
+		c.L.Lock()
+		c.Broadcast()
+		c.L.Unlock()
+	})
+	c.Wait()
+	stop()
+	return nil
+}

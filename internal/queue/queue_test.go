@@ -125,3 +125,24 @@ func TestConcurrentProducersLoseNothing(t *testing.T) {
 func TestNewPanicsOnBadCapacity(t *testing.T) {
 	assert.Panics(t, func() { New[int](0) })
 }
+
+func TestWaitReturnsWhenSignalledOrWhenTheContextEnds(t *testing.T) {
+	var mu sync.Mutex
+	c := sync.NewCond(&mu)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	mu.Lock()
+	go cancel()
+	// Nobody signals c: only the cancellation can end this wait, before it starts (an
+	// error) or during it (nil; the caller's loop then sees ctx ended).
+	if err := Wait(ctx, c); err != nil {
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+	assert.ErrorIs(t, Wait(ctx, c), context.Canceled, "an ended ctx returns at once")
+	mu.Unlock()
+
+	mu.Lock()
+	go func() { mu.Lock(); c.Signal(); mu.Unlock() }()
+	require.NoError(t, Wait(context.Background(), c))
+	mu.Unlock()
+}
