@@ -8,7 +8,7 @@ func (d *decoder) betStop(body []byte, m *BetStop) {
 		case "groups":
 			m.Groups = d.av
 		case "market_status":
-			m.MarketStatus = MarketStatus(d.int())
+			m.MarketStatus = d.marketStatus()
 		}
 	}))
 }

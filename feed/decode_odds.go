@@ -83,7 +83,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 			case "extended_specifiers":
 				mk.ExtendedSpecifiers = Specifiers(d.av)
 			case "status":
-				mk.Status = MarketStatus(d.int())
+				mk.Status = d.marketStatus()
 			case "favourite":
 				mk.Favourite = d.bool()
 			}

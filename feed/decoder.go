@@ -150,6 +150,14 @@ func (d *decoder) int64() int64 {
 	return v
 }
 
+func (d *decoder) marketStatus() MarketStatus {
+	v, err := parseMarketStatusValue(d.av)
+	if err != nil {
+		d.badValue("a market status from -128 to 127")
+	}
+	return v
+}
+
 func (d *decoder) float() float64 {
 	v, err := parseFloatValue(d.av)
 	if err != nil {
@@ -267,6 +275,14 @@ func parseIntValue(s string) (int, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 32)
 	return int(v), err
+}
+
+func parseMarketStatusValue(s string) (MarketStatus, error) {
+	v, err := parseIntValue(s)
+	if err == nil && (v < math.MinInt8 || v > math.MaxInt8) {
+		return 0, errBadNumber
+	}
+	return MarketStatus(v), err
 }
 
 func parseInt64Value(s string) (int64, error) {

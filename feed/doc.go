@@ -19,9 +19,11 @@
 // # Bad input
 //
 // A malformed routing key, an oversized body or a body that does not decode reaches
-// OnUnparsableMessage with its raw bytes and the reason, and the stream goes on. A
-// listener that returns an error or panics is reported (SessionConfig.OnError and the
-// logger) and the next message is delivered as usual.
+// OnUnparsableMessage with its raw bytes and the reason, and the stream goes on. (An alive
+// or snapshot_complete is checked on the reading goroutine as far as its root element, and
+// turned away there if that is bad or does not match its key; the SystemHandler decodes
+// the rest.) A listener, system handler or error callback that fails or panics is reported
+// (SessionConfig.OnError and the logger) and the next message is delivered as usual.
 //
 // # Decoding
 //

@@ -75,7 +75,9 @@ type RecoveryClientConfig struct {
 	AccessToken string
 	// Node is sent as node_id, so that the replay is routed to this SDK instance.
 	Node NodeID
-	// HTTPClient sends the requests; nil means a client of its own.
+	// HTTPClient sends the requests; nil means a client of its own, which does not follow
+	// redirects (a redirected POST becomes a GET, which would start no recovery, and the
+	// access token would travel to another host). A client given here should do the same.
 	HTTPClient *http.Client
 	// Timeout bounds each request; 0 means DefaultRecoveryTimeout.
 	Timeout time.Duration
@@ -108,7 +110,9 @@ func NewRecoveryClient(cfg RecoveryClientConfig) (*RecoveryClient, error) {
 	}
 	c := &RecoveryClient{base: base, token: cfg.AccessToken, node: cfg.Node, http: cfg.HTTPClient, timeout: cfg.Timeout}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // a 3xx is then an *APIError
+		}}
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultRecoveryTimeout

@@ -489,3 +489,23 @@ func TestRecoveryClientRefusesAZeroEvent(t *testing.T) {
 	assert.ErrorContains(t, c.InitiateEventStatefulRecovery(t.Context(), lo, feed.URN{}, 1), "event URN is zero")
 	assert.Zero(t, hits, "nothing was sent")
 }
+
+func TestRecoveryClientDoesNotFollowRedirects(t *testing.T) {
+	var followed bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) { followed = true })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: "secret"})
+	require.NoError(t, err)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+
+	err = c.InitiateRecovery(t.Context(), lo, time.Time{}, 1)
+	var apiErr *feed.APIError
+	require.ErrorAs(t, err, &apiErr, "a redirect is not a started recovery")
+	assert.Equal(t, http.StatusFound, apiErr.StatusCode)
+	assert.False(t, followed, "the POST and its token did not follow the redirect")
+}

@@ -39,6 +39,7 @@ type (
 	refURN    struct{ refAttr[URN] }
 	refString struct{ refAttr[string] }
 	refResult struct{ refAttr[OutcomeResult] }
+	refStatus struct{ refAttr[MarketStatus] }
 )
 
 func (a *refInt) UnmarshalXMLAttr(x xml.Attr) error    { return a.parse(x.Value, parseIntValue) }
@@ -48,6 +49,9 @@ func (a *refBool) UnmarshalXMLAttr(x xml.Attr) error   { return a.parse(x.Value,
 func (a *refMillis) UnmarshalXMLAttr(x xml.Attr) error { return a.parse(x.Value, parseMillisValue) }
 func (a *refURN) UnmarshalXMLAttr(x xml.Attr) error    { return a.parse(x.Value, parseURNValue) }
 func (a *refResult) UnmarshalXMLAttr(x xml.Attr) error { return a.parse(x.Value, parseResultValue) }
+func (a *refStatus) UnmarshalXMLAttr(x xml.Attr) error {
+	return a.parse(x.Value, parseMarketStatusValue)
+}
 func (a *refString) UnmarshalXMLAttr(x xml.Attr) error {
 	a.v, a.set = x.Value, true
 	return nil
@@ -107,8 +111,8 @@ type refOdds struct {
 	BetstopReason refInt `xml:"betstop_reason,attr"`
 	Markets       []struct {
 		refMarketRef
-		Status    refInt  `xml:"status,attr"`
-		Favourite refBool `xml:"favourite,attr"`
+		Status    refStatus `xml:"status,attr"`
+		Favourite refBool   `xml:"favourite,attr"`
 		Outcomes  []struct {
 			ID            refString `xml:"id,attr"`
 			Odds          refFloat  `xml:"odds,attr"`
@@ -129,7 +133,7 @@ type refBetStop struct {
 	XMLName xml.Name `xml:"bet_stop"`
 	refHeader
 	Groups       refString `xml:"groups,attr"`
-	MarketStatus refInt    `xml:"market_status,attr"`
+	MarketStatus refStatus `xml:"market_status,attr"`
 }
 
 type refBetSettlement struct {
@@ -233,7 +237,7 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 				mk := OddsMarket{ID: ref.ID, Specifiers: ref.Specifiers, ExtendedSpecifiers: ref.ExtendedSpecifiers,
 					Status: MarketActive, Favourite: rm.Favourite.v}
 				if rm.Status.set {
-					mk.Status = MarketStatus(rm.Status.v)
+					mk.Status = rm.Status.v
 				}
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
@@ -254,7 +258,7 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 		}
 		bs := &BetStop{Header: c.header(r.refHeader, true), Groups: r.Groups.v, MarketStatus: MarketSuspended}
 		if r.MarketStatus.set {
-			bs.MarketStatus = MarketStatus(r.MarketStatus.v)
+			bs.MarketStatus = r.MarketStatus.v
 		}
 		m = bs
 	case MessageBetSettlement:

@@ -39,6 +39,16 @@ func (r reporter) report(ctx context.Context, err error) {
 		r.log.LogAttrs(ctx, slog.LevelError, "feed: error", slog.Any("err", err))
 	}
 	if r.onError != nil {
-		r.onError(err)
+		r.callOnError(ctx, err)
 	}
+}
+
+// callOnError keeps a panicking error callback from taking down the goroutine that reports.
+func (r reporter) callOnError(ctx context.Context, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.LogAttrs(ctx, slog.LevelError, "feed: OnError panicked", slog.Any("panic", p), slog.Any("err", err))
+		}
+	}()
+	r.onError(err)
 }

@@ -36,7 +36,8 @@ type SessionConfig struct {
 	// Dispatcher delivers the event messages instead of a SerialDispatcher, for example the
 	// concurrent package's. The session closes it on Close.
 	Dispatcher Dispatcher
-	// QueueSize bounds the SerialDispatcher's queue; 0 means DefaultQueueSize.
+	// QueueSize bounds the SerialDispatcher's queue; 0 means DefaultQueueSize. It is an
+	// error with Dispatcher, which has its own bound.
 	QueueSize int
 	// Global receives connection changes; nil ignores them.
 	Global GlobalEventsListener
@@ -47,6 +48,8 @@ type SessionConfig struct {
 	// with ErrBodyTooLarge. 0 means DefaultMaxBodySize.
 	MaxBodySize int
 	// OnError receives every error the session and its dispatcher report; nil ignores them.
+	// It is called from several goroutines and must be safe for concurrent use; a panic
+	// in it is logged and otherwise ignored.
 	OnError func(error)
 	// Logger logs the same errors; nil is silent.
 	Logger *slog.Logger
@@ -69,13 +72,16 @@ type SessionStats struct {
 // the dispatcher's queue, and then the broker's).
 type Session struct {
 	transport Transport
+	cfg       SessionConfig
 	interest  MessageInterest
 	bindings  []string
-	disp      Dispatcher
 	system    SystemHandler
 	maxBody   int
 	rep       reporter
-	global    *notifier // nil without a GlobalEventsListener
+	// Set by Open (the caller's Dispatcher is set from the start); read by the transport's
+	// goroutine only after Open has subscribed it.
+	disp   Dispatcher
+	global *notifier // nil without a GlobalEventsListener
 
 	ctx    context.Context // cancelled by Close: unblocks a Receive waiting on the dispatcher
 	cancel context.CancelFunc
@@ -99,7 +105,7 @@ const (
 // ErrSessionClosed is returned by Open on a closed session.
 var ErrSessionClosed = errors.New("feed: session closed")
 
-// NewSession configures a session on transport t. It starts nothing until Open.
+// NewSession configures a session on transport t. It starts no goroutine until Open.
 func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 	if t == nil {
 		return nil, errors.New("feed: NewSession: transport is nil")
@@ -113,11 +119,14 @@ func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 		return nil, fmt.Errorf("feed: SessionConfig.MaxBodySize %d must not be negative", cfg.MaxBodySize)
 	case cfg.QueueSize < 0:
 		return nil, fmt.Errorf("feed: SessionConfig.QueueSize %d must not be negative", cfg.QueueSize)
+	case cfg.QueueSize != 0 && cfg.Dispatcher != nil:
+		return nil, errors.New("feed: SessionConfig.QueueSize configures the serial dispatcher; bound your Dispatcher instead")
 	case cfg.Interest.kind == interestEvents && len(cfg.Interest.events) == 0:
 		return nil, errors.New("feed: SessionConfig.Interest: SpecifiedMatchesOnly needs at least one event")
 	}
 	s := &Session{
 		transport: t,
+		cfg:       cfg,
 		interest:  cfg.Interest,
 		bindings:  cfg.Interest.BindingKeys(cfg.Node),
 		disp:      cfg.Dispatcher,
@@ -129,21 +138,10 @@ func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 	if s.maxBody == 0 {
 		s.maxBody = DefaultMaxBodySize
 	}
-	if s.disp == nil {
-		d, err := NewSerialDispatcher(cfg.Listener, DispatcherOptions{
-			QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
-		if err != nil {
-			return nil, err
-		}
-		s.disp = d
-	}
 	if s.system == nil {
 		s.system = nopSystem{}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	if cfg.Global != nil {
-		s.global = newNotifier(cfg.Global, s.rep)
-	}
 	return s, nil
 }
 
@@ -153,7 +151,8 @@ func (s *Session) Interest() MessageInterest { return s.interest }
 // BindingKeys returns the topic patterns the session's queue is bound with.
 func (s *Session) BindingKeys() []string { return append([]string(nil), s.bindings...) }
 
-// Open subscribes to the transport and starts consuming.
+// Open starts the session's goroutines, subscribes to the transport and starts consuming.
+// If the subscription fails, the goroutines are stopped again and Open may be retried.
 func (s *Session) Open(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,8 +162,28 @@ func (s *Session) Open(ctx context.Context) error {
 	case sessionClosed:
 		return ErrSessionClosed
 	}
+	var serial *SerialDispatcher
+	if s.cfg.Dispatcher == nil {
+		d, err := NewSerialDispatcher(s.cfg.Listener, DispatcherOptions{
+			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
+		if err != nil {
+			return err
+		}
+		serial, s.disp = d, d
+	}
+	if s.cfg.Global != nil {
+		s.global = newNotifier(s.cfg.Global, s.rep)
+	}
 	sub, err := s.transport.Subscribe(ctx, s.bindings, receiver{s})
 	if err != nil {
+		if serial != nil {
+			_ = serial.Close(ctx)
+			s.disp = nil
+		}
+		if s.global != nil {
+			_ = s.global.close(ctx)
+			s.global = nil
+		}
 		return fmt.Errorf("feed: open session (%s): %w", s.interest, err)
 	}
 	s.sub, s.state = sub, sessionOpen
@@ -174,6 +193,10 @@ func (s *Session) Open(ctx context.Context) error {
 // Close stops consuming, lets the dispatcher deliver what it holds and returns once the
 // session's goroutines are done. If ctx ends first, what is still queued is abandoned and
 // Close returns ctx.Err().
+//
+// Close waits for the listener call in progress, so a listener must not call Close itself
+// (it would wait for its own return); to stop the session from a listener, call Close on
+// a new goroutine.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state == sessionClosed {
@@ -194,7 +217,9 @@ func (s *Session) Close(ctx context.Context) error {
 		errs = append(errs, sub.Close(ctx))
 	}
 	s.cancel()
-	errs = append(errs, s.disp.Close(ctx))
+	if s.disp != nil {
+		errs = append(errs, s.disp.Close(ctx))
+	}
 	if s.global != nil {
 		errs = append(errs, s.global.close(ctx))
 	}
@@ -229,12 +254,21 @@ func (r receiver) Receive(d Delivery) {
 		ev.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, len(d.Body), s.maxBody)
 	default:
 		ev.Key = key
-		if p, err := Peek(d.Body); err == nil {
+		p, err := Peek(d.Body)
+		switch {
+		case err == nil:
 			ev.Producer, ev.RequestID = p.Producer, p.RequestID
+			if p.Type != key.Type && key.Type.IsSystem() {
+				ev.Err = &DecodeError{Type: key.Type, Msg: fmt.Sprintf("routing key says %s, body is <%s>", key.Type, p.Type)}
+			}
+		case key.Type.IsSystem():
+			// An event body that does not peek will fail to decode on the dispatcher's side;
+			// a system message must be turned away here, before the system handler sees it.
+			ev.Err = err
 		}
-		if key.Type.IsSystem() {
+		if key.Type.IsSystem() && ev.Err == nil {
 			s.nSystem.Add(1)
-			s.system.HandleSystem(ev)
+			s.handleSystem(ev)
 			return
 		}
 	}
@@ -247,6 +281,17 @@ func (r receiver) Receive(d Delivery) {
 		// Only a closing session gets here: the message was read after Close began.
 		s.rep.report(s.ctx, fmt.Errorf("feed: message %s dropped by a closing session: %w", d.RoutingKey, err))
 	}
+}
+
+// handleSystem passes a system message on, keeping a panicking handler from stopping the
+// transport's reading goroutine.
+func (s *Session) handleSystem(ev Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.rep.report(s.ctx, &ListenerError{Method: "SystemHandler.HandleSystem", Panic: p, Stack: debug.Stack()})
+		}
+	}()
+	s.system.HandleSystem(ev)
 }
 
 // ConnectionDown forwards the loss of the connection to the GlobalEventsListener.

@@ -3,6 +3,7 @@ package feed_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type recorder struct {
 	mu         sync.Mutex
 	cond       sync.Cond
 	got        []received
+	full       []feed.Message
 	unparsable []*feed.UnparsableMessage
 	want       int
 	hook       func(m feed.Message) error // called before recording; may block, fail or panic
@@ -50,6 +52,7 @@ func (r *recorder) record(m feed.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, received{m.Type(), h.Event, h.Timestamp, h.RequestID})
+	r.full = append(r.full, m)
 	r.cond.Broadcast()
 	return nil
 }
@@ -134,18 +137,22 @@ func TestSessionDeliversEveryEventInOrderPerMatch(t *testing.T) {
 	require.NoError(t, sim.Publish(t.Context(), n))
 	rec.wait(t)
 
-	got := map[feed.URN][]received{}
-	for _, r := range rec.messages() {
-		got[r.Event] = append(got[r.Event], r)
+	// Compare whole messages, not just timestamps: several messages of a match can share a
+	// millisecond, and a swap among them must not go unnoticed.
+	got := map[feed.URN][]feed.Message{}
+	rec.mu.Lock()
+	for _, m := range rec.full {
+		m.MessageHeader().ReceivedAt = time.Time{}
+		got[m.MessageHeader().Event] = append(got[m.MessageHeader().Event], m)
 	}
+	rec.mu.Unlock()
 	sent := sim.EventsByMatch()
 	require.Len(t, got, len(sent), "every match that was sent to was received")
 	types := map[feed.MessageType]int{}
 	for event, msgs := range sent {
-		want := make([]received, len(msgs))
+		want := make([]feed.Message, len(msgs))
 		for i, m := range msgs {
-			h := m.Message.MessageHeader()
-			want[i] = received{m.Key.Type, h.Event, h.Timestamp, h.RequestID}
+			want[i] = m.Message
 			types[m.Key.Type]++
 		}
 		require.Equal(t, want, got[event], "messages of %s, in order", event)
@@ -467,19 +474,40 @@ func TestSessionCloseDeliversWhatItHolds(t *testing.T) {
 	rec := newRecorder(n)
 	release := make(chan struct{})
 	rec.hook = func(feed.Message) error { <-release; return nil }
-	s, err := feed.NewSession(broker, feed.SessionConfig{Listener: rec, QueueSize: n})
+	inner, err := feed.NewSerialDispatcher(rec, feed.DispatcherOptions{QueueSize: n})
+	require.NoError(t, err)
+	disp := &countingDispatcher{Dispatcher: inner, want: n, reached: make(chan struct{})}
+	s, err := feed.NewSession(broker, feed.SessionConfig{Dispatcher: disp})
 	require.NoError(t, err)
 	require.NoError(t, s.Open(t.Context()))
 	body := feedtest.Marshal(&feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: 1}}})
 	for range n {
 		require.NoError(t, broker.Publish(t.Context(), "hi.-.live.bet_stop.1.sr:match.1.-", body))
 	}
+	<-disp.reached // all n are in the session's hands, the listener still blocked on the first
 	close(release)
 	require.NoError(t, s.Close(t.Context()))
-	assert.LessOrEqual(t, len(rec.messages()), n)
-	assert.Equal(t, uint64(len(rec.messages())), s.Stats().Events, "every message read was delivered before Close returned")
+	assert.Len(t, rec.messages(), n, "Close delivered everything the session held before returning")
 	require.ErrorIs(t, s.Open(t.Context()), feed.ErrSessionClosed)
 	require.NoError(t, s.Close(t.Context()), "Close twice is harmless")
+}
+
+// countingDispatcher signals once it has been handed want events.
+type countingDispatcher struct {
+	feed.Dispatcher
+	mu      sync.Mutex
+	n, want int
+	reached chan struct{}
+}
+
+func (c *countingDispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
+	err := c.Dispatcher.Dispatch(ctx, ev)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n++; c.n == c.want {
+		close(c.reached)
+	}
+	return err
 }
 
 func TestSessionCloseGivesUpWhenItsContextEnds(t *testing.T) {
@@ -516,6 +544,7 @@ func TestNewSessionRefusesBadConfig(t *testing.T) {
 		{"negative body size", broker, feed.SessionConfig{Listener: rec, MaxBodySize: -1}, "MaxBodySize -1"},
 		{"negative queue", broker, feed.SessionConfig{Listener: rec, QueueSize: -5}, "QueueSize -5"},
 		{"no matches", broker, feed.SessionConfig{Listener: rec, Interest: feed.SpecifiedMatchesOnly()}, "at least one event"},
+		{"queue size with a dispatcher", broker, feed.SessionConfig{Dispatcher: d, QueueSize: 10}, "bound your Dispatcher instead"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -524,4 +553,87 @@ func TestNewSessionRefusesBadConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+func TestSessionTurnsAwayBadSystemMessages(t *testing.T) {
+	broker := newBroker(t, feedtest.BrokerOptions{})
+	sys := &systemRecorder{got: make(chan feed.Event, 4)}
+	rec := newRecorder(2)
+	s := openSession(t, broker, feed.SessionConfig{Listener: rec, System: sys})
+	ctx := t.Context()
+	require.NoError(t, broker.Publish(ctx, "-.-.-.alive.-.-.-.-", []byte("garbage")))
+	betStop := feedtest.Marshal(&feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: 1}}})
+	require.NoError(t, broker.Publish(ctx, "-.-.-.snapshot_complete.-.-.-.-", betStop)) // the key and the body disagree
+	rec.wait(t)
+
+	require.Len(t, rec.unparsable, 2)
+	assert.Equal(t, []byte("garbage"), rec.unparsable[0].Body)
+	assert.ErrorIs(t, rec.unparsable[0].Err, feed.ErrMalformedMessage)
+	assert.ErrorContains(t, rec.unparsable[1].Err, "routing key says snapshot_complete, body is <bet_stop>")
+	assert.Empty(t, sys.got, "the system handler never sees them")
+	assert.Equal(t, uint64(2), s.Stats().Unroutable)
+}
+
+func TestSessionSurvivesPanickingCallbacks(t *testing.T) {
+	broker := newBroker(t, feedtest.BrokerOptions{})
+	rec := newRecorder(2)
+	rec.hook = func(m feed.Message) error {
+		if m.MessageHeader().Event.ID == 1 {
+			return errors.New("fails, so that OnError is called")
+		}
+		return nil
+	}
+	var calls sync.WaitGroup
+	calls.Add(2)
+	openSession(t, broker, feed.SessionConfig{
+		Listener: rec,
+		System:   panickingSystem{},
+		OnError:  func(error) { calls.Done(); panic("OnError has a bug too") },
+	})
+	ctx := t.Context()
+	alive := feedtest.Marshal(&feed.Alive{Header: feed.Header{Producer: 1}, Subscribed: true})
+	require.NoError(t, broker.Publish(ctx, "-.-.-.alive.-.-.-.-", alive)) // HandleSystem panics; OnError too
+	for id := range int64(2) {
+		body := feedtest.Marshal(&feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: id + 1}}})
+		require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.1.-", body))
+	}
+	rec.waitFor(t, 1)
+	calls.Wait() // both panicking OnError calls happened, and the stream went on
+	assert.Len(t, rec.messages(), 1)
+}
+
+type panickingSystem struct{}
+
+func (panickingSystem) HandleSystem(feed.Event) { panic("system handler bug") }
+
+func TestNewSessionStartsNoGoroutine(t *testing.T) {
+	broker := newBroker(t, feedtest.BrokerOptions{})
+	before := runtime.NumGoroutine()
+	var sessions []*feed.Session
+	for range 50 {
+		s, err := feed.NewSession(broker, feed.SessionConfig{Listener: newRecorder(0), Global: feed.BaseGlobalEventsListener{}})
+		require.NoError(t, err)
+		sessions = append(sessions, s)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	for _, s := range sessions {
+		require.NoError(t, s.Close(t.Context()), "closing a session never opened")
+	}
+}
+
+func TestSessionOpenFailureStopsWhatItStarted(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s, err := feed.NewSession(refusingTransport{}, feed.SessionConfig{Listener: newRecorder(0), Global: feed.BaseGlobalEventsListener{}})
+	require.NoError(t, err)
+	for range 3 {
+		assert.ErrorContains(t, s.Open(t.Context()), "broker unreachable", "Open may be retried")
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before)
+	require.NoError(t, s.Close(t.Context()))
+}
+
+type refusingTransport struct{}
+
+func (refusingTransport) Subscribe(context.Context, []string, feed.Receiver) (feed.Subscription, error) {
+	return nil, errors.New("broker unreachable")
 }

@@ -115,19 +115,20 @@ progress:
 				tally.matchCount(), tally.unparsableCount(), tally.errorCount())
 			last, lastAt = n, now
 		case err := <-simDone:
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				return err
 			}
 			break progress
 		}
 	}
-	published := len(eventsSent(sim))
-	// Everything published is in the broker or the session; wait for it to be delivered.
-	drainCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The simulator has stopped (its time is up, or Ctrl-C): what it published is in the
+	// broker or the session. Deliver it all before closing, even after an interrupt, so that
+	// the summary is complete; a fresh context bounds the wait.
+	done, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	tally.waitFor(drainCtx, published)
+	tally.waitFor(done, int(sim.Stats().Events))
 	elapsed := time.Since(start)
-	if err := session.Close(ctx); err != nil {
+	if err := session.Close(done); err != nil {
 		return err
 	}
 	return summarize(out, sim, tally, session.Stats(), elapsed)
@@ -138,17 +139,6 @@ func rateText(r float64) string {
 		return "unlimited"
 	}
 	return fmt.Sprintf("%.0f", r)
-}
-
-// eventsSent returns the event messages of the live stream the simulator published.
-func eventsSent(sim *feedtest.Simulator) []feedtest.Sent {
-	var out []feedtest.Sent
-	for _, s := range sim.Sent() {
-		if !s.Replay && !s.Key.Type.IsSystem() {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.SessionStats, elapsed time.Duration) error {
@@ -236,18 +226,17 @@ func (t *tally) waitFor(ctx context.Context, n int) {
 	}
 }
 
-// check compares what arrived with what the simulator sent: per match, the same
-// messages in the same order.
+// check compares what arrived with what the simulator sent: how many of the messages
+// published never arrived, and, per match, whether those the simulator's history still
+// holds arrived in the order they were sent.
 func (t *tally) check(sim *feedtest.Simulator) (lost, reordered int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	lost = max(0, int(sim.Stats().Events)-t.n)
 	for event, sent := range sim.EventsByMatch() {
 		got := t.byMatch[event]
-		if sim.Forgotten() > 0 && len(got) > len(sent) {
+		if len(got) > len(sent) {
 			got = got[len(got)-len(sent):] // the history kept only the match's latest messages
-		}
-		if len(got) < len(sent) {
-			lost += len(sent) - len(got)
 		}
 		for i := range min(len(got), len(sent)) {
 			if !got[i].Equal(sent[i].Message.MessageHeader().Timestamp) {

@@ -1,6 +1,7 @@
 package feedtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,17 +103,21 @@ func (b *Broker) Publish(ctx context.Context, routingKey string, body []byte) er
 		b.lostWhileDown.Add(uint64(len(targets)))
 		return nil
 	}
-	d := feed.Delivery{RoutingKey: routingKey, Body: body, ReceivedAt: b.clock.Now()}
+	// Like a real broker, keep a copy: the publisher may reuse its buffer.
+	d := feed.Delivery{RoutingKey: routingKey, Body: bytes.Clone(body), ReceivedAt: b.clock.Now()}
+	// Counted before the first queue can hand it on, so that Published never lags what the
+	// receivers have seen; taken back if the publisher gives up.
+	b.published.Add(1)
 	for _, s := range targets {
 		ok, err := s.q.put(ctx, item{d: d}, epoch)
 		if err != nil {
+			b.published.Add(^uint64(0))
 			return err
 		}
 		if !ok {
 			b.lostWhileDown.Add(1)
 		}
 	}
-	b.published.Add(1)
 	return nil
 }
 

@@ -726,3 +726,13 @@ func TestBrokerDropConnectionEndsWithItsContext(t *testing.T) {
 	assert.True(t, b.Connected())
 	r.expect(t, callUp)
 }
+
+func TestBrokerKeepsItsOwnCopyOfTheBody(t *testing.T) {
+	b := newTestBroker(t, feedtest.BrokerOptions{})
+	r := newFakeReceiver()
+	subscribe(t, b, r, "#")
+	buf := []byte("first")
+	require.NoError(t, b.Publish(t.Context(), "a.b", buf))
+	copy(buf, "XXXXX") // the publisher reuses its buffer, as an AMQP client may
+	r.expectMessage(t, "first")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"time"
 
@@ -30,9 +31,10 @@ type recoveryFailure struct{ status, remaining int }
 //	POST /v1/{product}/odds/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
 //	POST /v1/{product}/stateful_messages/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
 //
-// An accepted request is answered 202 and then replayed: every message of the live stream
-// of that producer (or event) published since after, tagged with the request id and routed
-// to the node, followed by a snapshot_complete with the same id. A request needs the
+// An accepted request is answered 202 and then replayed, tagged with the request id and
+// routed to the node, followed by a snapshot_complete with the same id: for a producer,
+// every message of its live stream published since after; for an event, its latest odds
+// change, or its stateful messages (settlements, cancellations and their rollbacks). A request needs the
 // x-access-token header (401 otherwise), a known producer (404) and an after within the
 // producer's recovery window (400).
 func (s *Simulator) RecoveryHandler() http.Handler {
@@ -49,9 +51,17 @@ func (s *Simulator) RecoveryHandler() http.Handler {
 	return mux
 }
 
+// NewRecoveryServer starts an httptest.Server with RecoveryHandler; the caller closes it.
+func (s *Simulator) NewRecoveryServer() *httptest.Server {
+	return httptest.NewServer(s.RecoveryHandler())
+}
+
 // FailRecoveries makes the next n recovery requests fail with the HTTP status given, as
-// when the API is overloaded (503) or rate limits the account (429).
+// when the API is overloaded (503) or rate limits the account (429). n <= 0 does nothing.
 func (s *Simulator) FailRecoveries(status, n int) {
+	if n <= 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, recoveryFailure{status: status, remaining: n})
@@ -86,10 +96,6 @@ func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, s
 func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event feed.URN, stateful bool) {
 	req := RecoveryRequest{Event: event, Stateful: stateful}
 	status, msg := s.checkRecovery(r, &req)
-	// Wait until what is being published now is in the history, so the replay has it.
-	s.inflight.Lock()
-	//lint:ignore SA2001 the empty critical section is the point: a barrier behind in-flight sends
-	s.inflight.Unlock()
 	s.mu.Lock()
 	if status == http.StatusAccepted && len(s.failures) > 0 {
 		f := &s.failures[0]
@@ -172,16 +178,22 @@ func (s *Simulator) checkRecovery(r *http.Request, req *RecoveryRequest) (int, s
 	return http.StatusAccepted, fmt.Sprintf("Request for %s recovery with request_id %d accepted", producer.Name, id)
 }
 
-// replayLocked selects what a recovery resends: the live stream's messages of the
-// producer (or event) since After, in the order they were published.
+// replayLocked selects what a recovery resends, in the order it was published: for a
+// producer, every message of its live stream since After; for an event's odds, the
+// event's latest odds_change; for an event's stateful messages, its settlements,
+// cancellations and their rollbacks.
 func (s *Simulator) replayLocked(req RecoveryRequest) []Sent {
 	var out []Sent
 	for _, r := range s.sentLocked() {
 		h := r.Message.MessageHeader()
-		switch {
-		case r.Replay || r.Key.Type.IsSystem() || h.Producer != req.Producer:
+		switch t := r.Key.Type; {
+		case r.Replay || t.IsSystem() || h.Producer != req.Producer:
 		case !req.Event.IsZero() && h.Event != req.Event:
-		case req.Stateful && (r.Key.Type == feed.MessageOddsChange || r.Key.Type == feed.MessageBetStop || r.Key.Type == feed.MessageFixtureChange):
+		case !req.Event.IsZero() && !req.Stateful:
+			if t == feed.MessageOddsChange {
+				out = append(out[:0], r) // only the latest counts
+			}
+		case req.Stateful && (t == feed.MessageOddsChange || t == feed.MessageBetStop || t == feed.MessageFixtureChange):
 		case h.Timestamp.Before(req.After):
 		default:
 			out = append(out, r)

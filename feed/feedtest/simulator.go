@@ -61,6 +61,15 @@ type Sent struct {
 	Body    []byte
 	// Replay is true for messages sent in answer to a recovery request.
 	Replay bool
+
+	failed bool // recorded before publishing, then refused by the publisher
+}
+
+// SimulatorStats counts what a simulator published.
+type SimulatorStats struct {
+	Events   uint64 // event messages of the live stream
+	Alives   uint64
+	Replayed uint64 // messages sent in answer to recovery requests, snapshot_complete included
 }
 
 // Simulator publishes realistic odds-feed traffic for a set of matches, alive messages per
@@ -85,10 +94,9 @@ type Simulator struct {
 	failures    []recoveryFailure
 	recoveries  []RecoveryRequest
 
+	stats SimulatorStats
+
 	publishMu sync.Mutex // one publisher at a time keeps each match's messages in order
-	// inflight is held shared by every send from Publish to its record, so that a recovery
-	// can wait (exclusively) until everything already published is in the history.
-	inflight  sync.RWMutex
 	replaying int        // replays in progress, guarded by mu
 	replayed  *sync.Cond // signalled on mu when replaying drops
 }
@@ -242,17 +250,29 @@ func (s *Simulator) newMatchLocked() *simMatch {
 	return newSimMatch(s.rng, s.nextID, p)
 }
 
-// send encodes, publishes and records one message.
+// send encodes, records and publishes one message. It records first, so that a recovery
+// requested while the message is being published replays it too (it may then arrive twice,
+// as with the real feed, but is never missing from both).
 func (s *Simulator) send(ctx context.Context, key feed.RoutingKey, msg feed.Message, replay bool) error {
 	body := Marshal(msg)
-	s.inflight.RLock()
-	defer s.inflight.RUnlock()
-	if err := s.pub.Publish(ctx, key.String(), body); err != nil {
-		return fmt.Errorf("feedtest: publish %s: %w", key, err)
-	}
 	s.mu.Lock()
 	s.recordLocked(Sent{Key: key, Message: msg, Body: body, Replay: replay})
 	s.mu.Unlock()
+	err := s.pub.Publish(ctx, key.String(), body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.unrecordLocked(msg)
+		return fmt.Errorf("feedtest: publish %s: %w", key, err)
+	}
+	switch {
+	case replay:
+		s.stats.Replayed++
+	case key.Type == feed.MessageAlive:
+		s.stats.Alives++
+	default:
+		s.stats.Events++
+	}
 	return nil
 }
 
@@ -266,6 +286,23 @@ func (s *Simulator) recordLocked(r Sent) {
 	s.forgotten++
 }
 
+// unrecordLocked marks the record of msg, which its publisher refused, as never sent.
+func (s *Simulator) unrecordLocked(msg feed.Message) {
+	for i := range s.history {
+		if s.history[i].Message == msg {
+			s.history[i].failed = true
+			return
+		}
+	}
+}
+
+// Stats returns the simulator's counters.
+func (s *Simulator) Stats() SimulatorStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
 // Sent returns the messages published so far that the history still holds, oldest first.
 func (s *Simulator) Sent() []Sent {
 	s.mu.Lock()
@@ -275,8 +312,14 @@ func (s *Simulator) Sent() []Sent {
 
 func (s *Simulator) sentLocked() []Sent {
 	out := make([]Sent, 0, len(s.history))
-	out = append(out, s.history[s.historyHead:]...)
-	return append(out, s.history[:s.historyHead]...)
+	for _, part := range [][]Sent{s.history[s.historyHead:], s.history[:s.historyHead]} {
+		for _, r := range part {
+			if !r.failed {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // Forgotten returns how many published messages the history no longer holds.

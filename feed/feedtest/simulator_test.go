@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,11 +164,56 @@ func TestSimulatorPublishesExactlyN(t *testing.T) {
 		assert.False(t, s.Replay)
 	}
 	assert.Zero(t, sim.Forgotten())
+	assert.Equal(t, feedtest.SimulatorStats{Events: n}, sim.Stats())
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.ErrorIs(t, sim.Publish(ctx, 1), context.Canceled)
 	assert.Len(t, sim.Sent(), n, "nothing is published with a cancelled context")
+}
+
+// A recovery requested while a message is being published replays it: the simulator
+// records a message before it publishes it.
+func TestRecoveryIncludesTheMessageBeingPublished(t *testing.T) {
+	pub := &holdingPublisher{held: make(chan struct{}), release: make(chan struct{})}
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Rate: feedtest.Unlimited, Matches: 1, Producers: []feed.Producer{lo}})
+	srv := sim.NewRecoveryServer()
+	t.Cleanup(srv.Close)
+
+	published := make(chan error, 1)
+	go func() { published <- sim.Publish(t.Context(), 1) }()
+	<-pub.held // the message is in the publisher's hands, not yet published
+	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
+	require.NoError(t, err)
+	require.NoError(t, c.InitiateRecovery(t.Context(), lo, time.Time{}, 5), "answered at once, though a publish is stuck")
+	close(pub.release)
+	require.NoError(t, <-published)
+	sim.WaitReplays()
+
+	pub.mu.Lock()
+	defer pub.mu.Unlock()
+	require.Len(t, pub.keys, 3, "the live message, its replay, and snapshot_complete")
+	live, replay := pub.keys[0], pub.keys[1]
+	assert.Equal(t, live, replay, "the message being published was replayed")
+	assert.Contains(t, pub.keys[2], "snapshot_complete")
+	assert.Equal(t, feedtest.SimulatorStats{Events: 1, Replayed: 2}, sim.Stats())
+}
+
+// holdingPublisher holds its first Publish until released.
+type holdingPublisher struct {
+	held, release chan struct{}
+	once          sync.Once
+	mu            sync.Mutex
+	keys          []string
+}
+
+func (p *holdingPublisher) Publish(_ context.Context, key string, _ []byte) error {
+	p.once.Do(func() { close(p.held); <-p.release })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keys = append(p.keys, key)
+	return nil
 }
 
 // traffic publishes n messages with a simulator of the seed, on a clock that stands still,
@@ -456,9 +502,10 @@ func TestRecoveryOfOneEvent(t *testing.T) {
 		status, body := f.post(t, feedtest.DefaultAccessToken, "/v1/liveodds/odds/events/"+event.String()+"/initiate_request?request_id=9")
 		require.Equal(t, http.StatusAccepted, status, body)
 		f.sim.WaitReplays()
-		want := f.liveEvents(ofEvent)
-		require.Greater(t, len(want), 2)
-		f.expectReplay(t, want, 1, 9, feed.NodeID{}) // no node_id: addressed to no node
+		// The event's current odds: its latest odds_change, and nothing else.
+		odds := f.liveEvents(func(s feedtest.Sent) bool { return ofEvent(s) && s.Key.Type == feed.MessageOddsChange })
+		require.Greater(t, len(odds), 2)
+		f.expectReplay(t, odds[len(odds)-1:], 1, 9, feed.NodeID{}) // no node_id: addressed to no node
 	})
 	t.Run("stateful", func(t *testing.T) {
 		status, body := f.post(t, feedtest.DefaultAccessToken, "/v1/liveodds/stateful_messages/events/"+event.String()+"/initiate_request?request_id=10&node_id=7")
@@ -534,6 +581,7 @@ func TestRecoveryFailuresOnDemand(t *testing.T) {
 	f.subscribe(t)
 	const path = "/v1/liveodds/recovery/initiate_request?request_id="
 
+	f.sim.FailRecoveries(http.StatusInternalServerError, 0) // no failures: ignored
 	f.sim.FailRecoveries(http.StatusServiceUnavailable, 2)
 	f.sim.FailRecoveries(http.StatusTooManyRequests, 1)
 	// A request refused for its own fault does not use up an injected failure.

@@ -27,7 +27,8 @@ func Compile(pattern string) Pattern {
 func (p Pattern) String() string { return p.text }
 
 // Match reports whether the routing key matches the pattern, as RabbitMQ's topic exchange
-// decides it.
+// decides it for keys of non-empty words such as the feed's. (An empty routing key, which
+// the feed never sends, is one empty word here; RabbitMQ versions differ on it.)
 func (p Pattern) Match(key string) bool { return p.MatchWords(Split(key)) }
 
 // MatchWords is Match for a key already split with Split, so that one publish can be

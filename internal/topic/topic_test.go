@@ -29,7 +29,6 @@ func TestMatch(t *testing.T) {
 		{"a.#.c", "a.c", true},
 		{"a.#.c", "a.x.y.c", true},
 		{"a.#.#.c", "a.x.c", true},
-		{"#.*", "", true}, // the empty key is one empty word
 		{"*.*.*.*.*.*.*.-", "hi.-.live.odds_change.1.sr:match.1234.-", true},
 		{"*.*.*.*.*.*.*.-", "hi.-.live.odds_change.1.sr:match.1234.7", false},
 		{"*.*.*.*.*.*.*", "-.-.-.snapshot_complete.-.-.-", true},
