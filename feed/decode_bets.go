@@ -38,7 +38,7 @@ func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 				d.skip()
 				continue
 			}
-			ref := d.marketRef()
+			ref := d.marketRef(nil)
 			mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers,
 				ExtendedSpecifiers: ref.ExtendedSpecifiers, VoidReason: ref.VoidReason}
 			start := len(outcomes)
@@ -96,8 +96,9 @@ func (d *decoder) settledOutcome() SettledOutcome {
 	return o
 }
 
-// marketRef reads the attributes of a <market> that names a line.
-func (d *decoder) marketRef() MarketRef {
+// marketRef reads the attributes of a <market> that names a line; extra, if not nil,
+// reads any other attribute (it looks at d.an and d.av).
+func (d *decoder) marketRef(extra func()) MarketRef {
 	var ref MarketRef
 	seen := false
 	for d.attr() {
@@ -111,6 +112,10 @@ func (d *decoder) marketRef() MarketRef {
 			ref.ExtendedSpecifiers = Specifiers(d.av)
 		case "void_reason":
 			ref.VoidReason = d.int()
+		default:
+			if extra != nil {
+				extra()
+			}
 		}
 	}
 	d.need(seen, "id")
@@ -162,7 +167,7 @@ func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]M
 			d.skip()
 			continue
 		}
-		*markets = append(*markets, d.marketRef())
+		*markets = append(*markets, d.marketRef(nil))
 		d.skip()
 	}
 }

@@ -72,23 +72,15 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 			continue
 		}
 		mk := OddsMarket{Status: MarketActive}
-		seen := false
-		for d.attr() {
+		ref := d.marketRef(func() {
 			switch d.an {
-			case "id":
-				mk.ID = d.int()
-				seen = true
-			case "specifiers":
-				mk.Specifiers = Specifiers(d.av)
-			case "extended_specifiers":
-				mk.ExtendedSpecifiers = Specifiers(d.av)
 			case "status":
 				mk.Status = d.marketStatus()
 			case "favourite":
 				mk.Favourite = d.bool()
 			}
-		}
-		d.need(seen, "id")
+		})
+		mk.ID, mk.Specifiers, mk.ExtendedSpecifiers = ref.ID, ref.Specifiers, ref.ExtendedSpecifiers
 		start := len(outcomes)
 		if d.open() {
 			for d.child() {
