@@ -41,27 +41,11 @@ func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 			ref := d.marketRef(nil)
 			mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers,
 				ExtendedSpecifiers: ref.ExtendedSpecifiers, VoidReason: ref.VoidReason}
-			start := len(outcomes)
-			if d.open() {
-				for d.child() {
-					if d.elem != "outcome" {
-						d.skip()
-						continue
-					}
-					outcomes = append(outcomes, d.settledOutcome())
-					d.skip()
-				}
-			}
-			mk.Outcomes = outcomes[start:] // re-cut below, as in oddsChange
+			outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.settledOutcome)
 			m.Markets = append(m.Markets, mk)
 		}
 	}
-	off := 0
-	for i := range m.Markets {
-		n := len(m.Markets[i].Outcomes)
-		m.Markets[i].Outcomes = cut(outcomes, off, n)
-		off += n
-	}
+	shareOutcomes(m.Markets, outcomes, func(mk *SettledMarket) *[]SettledOutcome { return &mk.Outcomes })
 }
 
 func (d *decoder) settledOutcome() SettledOutcome {

@@ -15,8 +15,7 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 	}) {
 		return
 	}
-	// All outcomes of the message share one backing array; each market's slice is cut from
-	// it at the end, once the array has stopped moving.
+	// All outcomes of the message share one backing array (see readOutcomes).
 	outcomes := make([]OddsOutcome, 0, len(body)/64+4)
 	for d.child() {
 		switch d.elem {
@@ -37,21 +36,7 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 	if len(m.Markets) == 0 {
 		m.Markets = nil
 	}
-	off := 0
-	for i := range m.Markets {
-		n := len(m.Markets[i].Outcomes)
-		m.Markets[i].Outcomes = cut(outcomes, off, n)
-		off += n
-	}
-}
-
-// cut returns the n elements of s from off, or nil when n is 0, so that a market without
-// outcomes has a nil slice, as encoding/xml leaves it.
-func cut[T any](s []T, off, n int) []T {
-	if n == 0 {
-		return nil
-	}
-	return s[off : off+n : off+n]
+	shareOutcomes(m.Markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
 }
 
 func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
@@ -81,19 +66,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 			}
 		})
 		mk.ID, mk.Specifiers, mk.ExtendedSpecifiers = ref.ID, ref.Specifiers, ref.ExtendedSpecifiers
-		start := len(outcomes)
-		if d.open() {
-			for d.child() {
-				if d.elem != "outcome" {
-					d.skip()
-					continue
-				}
-				outcomes = append(outcomes, d.oddsOutcome())
-				d.skip()
-			}
-		}
-		// Until the end of oddsChange, Outcomes only records how many outcomes are this market's.
-		mk.Outcomes = outcomes[start:]
+		outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.oddsOutcome)
 		m.Markets = append(m.Markets, mk)
 	}
 	return outcomes

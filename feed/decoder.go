@@ -252,6 +252,43 @@ func (d *decoder) leaf(open bool) {
 	}
 }
 
+// All the outcomes of a message go into one backing array, one allocation instead of one
+// per market. While the message is read the array may still move as it grows, so a
+// market's Outcomes slice at first only records how many outcomes are its own;
+// shareOutcomes then points every market into the final array.
+
+// readOutcomes reads the <outcome> children of the market whose attributes were just read,
+// appending each (as read makes it) to all. It returns all, and the market's provisional
+// Outcomes: a slice whose length is the number of outcomes that are the market's.
+func readOutcomes[T any](d *decoder, all []T, read func() T) ([]T, []T) {
+	start := len(all)
+	if d.open() {
+		for d.child() {
+			if d.elem == "outcome" {
+				all = append(all, read())
+			}
+			d.skip()
+		}
+	}
+	return all, all[start:]
+}
+
+// shareOutcomes cuts each market's outcomes from all, in order, once all has stopped
+// moving. A market without outcomes gets a nil slice, as encoding/xml leaves it.
+func shareOutcomes[M, T any](markets []M, all []T, outcomes func(*M) *[]T) {
+	off := 0
+	for i := range markets {
+		o := outcomes(&markets[i])
+		n := len(*o)
+		if n == 0 {
+			*o = nil
+			continue
+		}
+		*o = all[off : off+n : off+n]
+		off += n
+	}
+}
+
 // The value parsers below define what an attribute value means. The encoding/xml reference
 // decoder in the tests uses them too, so that the two decoders are compared on XML alone.
 
