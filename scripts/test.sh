@@ -27,6 +27,9 @@
 # already set, that service is not started and the given URL is used. With
 # your own broker, export FEEDKIT_RABBITMQCTL too if tests need to control it.
 #
+# Arguments: ./scripts/test.sh CMD ARGS... starts the services and runs CMD
+# with the variables above instead of the checks (a benchmark, one test).
+#
 # Other knobs:
 #   FEEDKIT_FUZZTIME     how long each fuzz target runs (default 5s)
 #   FEEDKIT_KEEP_TMP=1   keep the temporary directory (server logs) on exit
@@ -401,6 +404,15 @@ echo "services ready in $((SECONDS - services_started))s"
 echo "FEEDKIT_AMQP_URL=$FEEDKIT_AMQP_URL"
 echo "FEEDKIT_PG_URL=$FEEDKIT_PG_URL"
 echo "FEEDKIT_RABBITMQCTL=${FEEDKIT_RABBITMQCTL:-(unset)}"
+
+# With arguments, run them with the services up instead of the checks, e.g.
+#   ./scripts/test.sh go test -run Reconnect -v ./feed/rabbitmq
+#   ./scripts/test.sh go test -run '^$' -bench IngestRabbitMQ ./feed
+if (($# > 0)); then
+	section "$*"
+	"$@"
+	exit 0
+fi
 
 # ---------------------------------------------------------------------------
 # Checks

@@ -1,0 +1,159 @@
+package rabbitmq_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/faultproxy"
+)
+
+// proxied puts a fault-injecting proxy between the test's transport and the broker; the
+// returned config dials the proxy.
+func (b broker) proxied(t *testing.T) (*faultproxy.Proxy, rabbitmq.Config) {
+	t.Helper()
+	u, err := url.Parse(b.url)
+	require.NoError(t, err)
+	p, err := faultproxy.New(u.Host)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	u.Host = p.Addr()
+	cfg := b.config(t)
+	cfg.URL = u.String()
+	return p, cfg
+}
+
+// publishAndReceive publishes one message for match id and waits until r has n messages.
+func publishAndReceive(t *testing.T, pub *rabbitmq.Publisher, r *receiver, id int64, n int) {
+	t.Helper()
+	key, body := betStop(id)
+	require.NoError(t, pub.Publish(t.Context(), key, body))
+	require.NoError(t, pub.Flush(t.Context()))
+	r.waitFor(t, n)
+}
+
+func TestBrokerDownAtStart(t *testing.T) {
+	b := newBroker(t)
+	proxy, cfg := b.proxied(t)
+	require.NoError(t, proxy.Refuse())
+	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	cfg.Clock = clk
+	tr := b.transport(t, cfg)
+	r := newReceiver()
+	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
+	require.NoError(t, err, "an unreachable broker is no error at start: the transport retries")
+	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
+
+	// Two more refused attempts, each after a backoff wait on the clock.
+	for attempt := 1; attempt <= 2; attempt++ {
+		clk.BlockUntil(1)
+		require.Equal(t, uint64(attempt), tr.Stats().FailedAttempts)
+		clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
+	}
+	clk.BlockUntil(1)
+	assert.Equal(t, uint64(3), tr.Stats().FailedAttempts)
+	assert.Zero(t, tr.Stats().Connects)
+	select {
+	case e := <-r.events:
+		t.Fatalf("no connection change while the broker was never reached, got %q", e)
+	default:
+	}
+
+	require.NoError(t, proxy.Accept()) // the broker is up
+	clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
+	require.Equal(t, "up", r.next(t))
+	publishAndReceive(t, b.publisher(t), r, 1, 1)
+	assert.Equal(t, uint64(1), tr.Stats().Connects)
+}
+
+func TestReconnectAfterANetworkReset(t *testing.T) {
+	b := newBroker(t)
+	proxy, cfg := b.proxied(t)
+	tr := b.transport(t, cfg)
+	r := newReceiver()
+	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
+	require.Equal(t, "up", r.next(t))
+	pub := b.publisher(t)
+	publishAndReceive(t, pub, r, 1, 1)
+
+	proxy.Cut()
+	assert.Contains(t, r.next(t), "down: ")
+	require.Equal(t, "up", r.next(t))
+	publishAndReceive(t, pub, r, 2, 2)
+	st := tr.Stats()
+	assert.Equal(t, uint64(2), st.Connects)
+	assert.Equal(t, uint64(1), st.ConnectionDrops)
+}
+
+// TestSilentBrokerIsDetectedByHeartbeats freezes the network without closing it: only
+// the missing heartbeats tell the transport the broker is gone.
+func TestSilentBrokerIsDetectedByHeartbeats(t *testing.T) {
+	b := newBroker(t)
+	proxy, cfg := b.proxied(t)
+	cfg.Heartbeat = time.Second
+	tr := b.transport(t, cfg)
+	r := newReceiver()
+	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
+	require.Equal(t, "up", r.next(t))
+
+	proxy.Freeze()
+	assert.Contains(t, r.next(t), "down: ", "three missed heartbeats end the connection")
+	proxy.Thaw()
+	require.Equal(t, "up", r.next(t))
+	publishAndReceive(t, b.publisher(t), r, 1, 1)
+}
+
+// TestCloseIsPromptInEveryState closes subscriptions caught in each state of the
+// reconnect loop; each Close must return well before any of the transport's timeouts.
+func TestCloseIsPromptInEveryState(t *testing.T) {
+	b := newBroker(t)
+	closeWithin := func(t *testing.T, sub interface{ Close(context.Context) error }) {
+		t.Helper()
+		// Far below DialTimeout and the reconnect delays configured below.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, sub.Close(ctx), "Close returned before its context ended")
+	}
+
+	t.Run("waiting to reconnect", func(t *testing.T) {
+		proxy, cfg := b.proxied(t)
+		require.NoError(t, proxy.Refuse())
+		cfg.ReconnectDelay, cfg.MaxReconnectDelay = time.Hour, time.Hour
+		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, newReceiver())
+		require.NoError(t, err)
+		closeWithin(t, sub)
+	})
+	t.Run("mid-handshake", func(t *testing.T) {
+		proxy, cfg := b.proxied(t)
+		cfg.DialTimeout = time.Hour
+		cfg.ReconnectDelay = time.Millisecond
+		r := newReceiver()
+		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
+		require.NoError(t, err)
+		require.Equal(t, "up", r.next(t))
+		proxy.Freeze()
+		proxy.Cut() // the transport reconnects into a network that forwards nothing
+		require.Contains(t, r.next(t), "down: ")
+		require.NoError(t, proxy.WaitAccepted(waitCtx(t), 2), "the reconnection is under way")
+		closeWithin(t, sub)
+	})
+	t.Run("consuming from a silent broker", func(t *testing.T) {
+		proxy, cfg := b.proxied(t)
+		r := newReceiver()
+		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
+		require.NoError(t, err)
+		require.Equal(t, "up", r.next(t))
+		proxy.Freeze() // the graceful AMQP close gets no answer
+		closeWithin(t, sub)
+	})
+}

@@ -1,0 +1,171 @@
+package rabbitmq_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/testenv"
+)
+
+// waitTimeout bounds every wait of these tests: a hang is a bug, not slowness.
+const waitTimeout = 60 * time.Second
+
+// broker is a virtual host of the test's own on the test broker.
+type broker struct {
+	url  string
+	name string // the connection name of the test's transports, for CloseAMQPConnections
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9-]+`)
+
+func newBroker(t *testing.T) broker {
+	t.Helper()
+	return broker{url: testenv.AMQPVhost(t), name: "feedkit-" + unsafeName.ReplaceAllString(t.Name(), "-")}
+}
+
+// config returns a transport config for the test's vhost with quick reconnects; errors
+// go to the test log.
+func (b broker) config(t *testing.T) rabbitmq.Config {
+	return rabbitmq.Config{
+		URL:             b.url,
+		DeclareExchange: true,
+		ConnectionName:  b.name,
+		ReconnectDelay:  20 * time.Millisecond,
+		OnError:         func(err error) { t.Logf("transport: %v", err) },
+	}
+}
+
+func (b broker) transport(t *testing.T, cfg rabbitmq.Config) *rabbitmq.Transport {
+	t.Helper()
+	tr, err := rabbitmq.New(cfg)
+	require.NoError(t, err)
+	return tr
+}
+
+func (b broker) publisher(t *testing.T) *rabbitmq.Publisher {
+	t.Helper()
+	p, err := rabbitmq.NewPublisher(t.Context(), rabbitmq.Config{URL: b.url, DeclareExchange: true, ConnectionName: b.name + "-publisher"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+// openSession opens a session on tr and closes it when the test ends.
+func openSession(t *testing.T, tr feed.Transport, cfg feed.SessionConfig) *feed.Session {
+	t.Helper()
+	s, err := feed.NewSession(tr, cfg)
+	require.NoError(t, err)
+	require.NoError(t, s.Open(t.Context()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		require.NoError(t, s.Close(ctx))
+	})
+	return s
+}
+
+// connEvents is a GlobalEventsListener that passes connection changes on a channel.
+type connEvents struct {
+	feed.BaseGlobalEventsListener
+	ch chan string
+}
+
+func newConnEvents() *connEvents { return &connEvents{ch: make(chan string, 64)} }
+
+func (c *connEvents) OnConnectionDown(_ context.Context, err error) { c.ch <- "down: " + err.Error() }
+func (c *connEvents) OnConnectionUp(context.Context)                { c.ch <- "up" }
+
+// next returns the next connection change.
+func (c *connEvents) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case e := <-c.ch:
+		return e
+	case <-time.After(waitTimeout):
+		t.Fatal("no connection change reported")
+		return ""
+	}
+}
+
+// receiver is a feed.Receiver that records what a transport hands it.
+type receiver struct {
+	mu      sync.Mutex
+	keys    []string
+	changed chan struct{}
+	events  chan string // "up" and "down: cause"
+	block   chan struct{}
+}
+
+func newReceiver() *receiver {
+	return &receiver{changed: make(chan struct{}), events: make(chan string, 64)}
+}
+
+func (r *receiver) Receive(d feed.Delivery) {
+	if r.block != nil {
+		<-r.block
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys = append(r.keys, d.RoutingKey)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+func (r *receiver) ConnectionDown(err error) { r.events <- "down: " + err.Error() }
+func (r *receiver) ConnectionUp()            { r.events <- "up" }
+
+func (r *receiver) received() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.keys...)
+}
+
+// waitFor blocks until n messages have been received.
+func (r *receiver) waitFor(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		r.mu.Lock()
+		got, changed := len(r.keys), r.changed
+		r.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("received %d messages, want %d", got, n)
+		}
+	}
+}
+
+func (r *receiver) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case e := <-r.events:
+		return e
+	case <-time.After(waitTimeout):
+		t.Fatal("no connection change reported")
+		return ""
+	}
+}
+
+// betStop returns the body of a bet_stop for match id, and its routing key.
+func betStop(id int64) (key string, body []byte) {
+	return fmt.Sprintf("hi.-.live.bet_stop.1.sr:match.%d.-", id),
+		[]byte(fmt.Sprintf(`<bet_stop event_id="sr:match:%d" product="1" timestamp="%d"/>`, id, id))
+}
+
+// waitCtx is a context for one wait of a test.
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}

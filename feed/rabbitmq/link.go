@@ -1,0 +1,213 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// link is one established connection of a subscription: the connection, its channel,
+// the queue and the consumer. A lost link is never revived; the subscription makes a
+// new one, so that nothing (a delivery tag above all) crosses from one to the next.
+type link struct {
+	conn       *amqp.Connection
+	ch         *amqp.Channel
+	queue      string
+	deliveries <-chan amqp.Delivery
+
+	lost      chan struct{} // closed at the first sign of loss
+	lostOnce  sync.Once
+	lostCause error
+	watching  sync.WaitGroup
+}
+
+// errConsumerCancelled is the cause when the broker cancels the consumer (the queue was
+// deleted under it).
+var errConsumerCancelled = errors.New("rabbitmq: the broker cancelled the consumer")
+
+// connect makes a link: dial, open a channel, set QoS, declare the queue, bind it and
+// start consuming.
+func (sub *subscription) connect(ctx context.Context) (*link, error) {
+	conn, release, err := sub.t.s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	l := &link{conn: conn, lost: make(chan struct{})}
+	if err := l.setUp(sub.t.s, sub.bindings, sub.t); err != nil {
+		l.close()
+		return nil, contextOr(ctx, err)
+	}
+	return l, nil
+}
+
+// dial connects to the broker. Until release is called, the end of ctx closes the socket
+// under whatever step is waiting (the TCP connect, a handshake, a declaration), so that
+// Close never waits out a dial timeout or a broker that stopped answering.
+func (s *settings) dial(ctx context.Context) (conn *amqp.Connection, release func(), err error) {
+	var (
+		mu     sync.Mutex
+		socket net.Conn
+		gone   bool
+	)
+	cfg := s.amqpConfig()
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: s.DialTimeout}
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		// The TLS and AMQP handshakes are not heartbeat-guarded yet; amqp091-go clears
+		// this deadline once the connection is open.
+		if err := c.SetDeadline(time.Now().Add(s.DialTimeout)); err != nil {
+			c.Close()
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gone {
+			c.Close()
+			return nil, ctx.Err()
+		}
+		socket = c
+		return c, nil
+	}
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		gone = true
+		if socket != nil {
+			socket.Close()
+		}
+	})
+	conn, err = amqp.DialConfig(s.URL, cfg)
+	if err != nil {
+		stop()
+		return nil, nil, contextOr(ctx, fmt.Errorf("connect: %w", err))
+	}
+	return conn, func() { stop() }, nil
+}
+
+// contextOr returns ctx's error when ctx has ended (that is why the step failed), else err.
+func contextOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// setUp opens the channel and the topology on l.conn and starts watching both.
+func (l *link) setUp(s *settings, bindings []string, t *Transport) error {
+	// Register for the connection's notices before anything can close it, so that no
+	// loss goes unseen. Every channel registered here is drained by watch until
+	// amqp091-go closes it: an undrained notify channel blocks amqp091-go's reader.
+	connClosed := l.conn.NotifyClose(make(chan *amqp.Error, 1))
+	blocked := l.conn.NotifyBlocked(make(chan amqp.Blocking, 1))
+	ch, err := l.conn.Channel()
+	if err != nil {
+		l.watch(connClosed, nil, nil, blocked, s, t)
+		return fmt.Errorf("open channel: %w", err)
+	}
+	l.ch = ch
+	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	cancelled := ch.NotifyCancel(make(chan string, 1))
+	l.watch(connClosed, chClosed, cancelled, blocked, s, t)
+
+	if err := ch.Qos(s.Prefetch, 0, false); err != nil {
+		return fmt.Errorf("set prefetch %d: %w", s.Prefetch, err)
+	}
+	if s.DeclareExchange {
+		if err := ch.ExchangeDeclare(s.Exchange, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
+			return fmt.Errorf("declare exchange %q: %w", s.Exchange, err)
+		}
+	}
+	// Server-named, exclusive, auto-delete: the queue lives exactly as long as this
+	// connection, so a session that dies leaves nothing behind on the broker.
+	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	if err != nil {
+		return fmt.Errorf("declare queue: %w", err)
+	}
+	l.queue = q.Name
+	for _, key := range bindings {
+		if err := ch.QueueBind(q.Name, key, s.Exchange, false, nil); err != nil {
+			return fmt.Errorf("bind queue to exchange %q with %q: %w", s.Exchange, key, err)
+		}
+	}
+	l.deliveries, err = ch.Consume(q.Name, "", false, true, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("consume from %s: %w", q.Name, err)
+	}
+	return nil
+}
+
+// watch drains every notify channel of the link on goroutines of its own until
+// amqp091-go closes them (it does when the connection shuts down), and turns the first
+// close or cancel into the loss of the link.
+func (l *link) watch(connClosed, chClosed <-chan *amqp.Error, cancelled <-chan string, blocked <-chan amqp.Blocking, s *settings, t *Transport) {
+	l.watching.Add(1)
+	go func() {
+		defer l.watching.Done()
+		for connClosed != nil || chClosed != nil || cancelled != nil || blocked != nil {
+			select {
+			case e, ok := <-connClosed:
+				if !ok {
+					connClosed = nil
+					l.markLost(amqp.ErrClosed)
+					continue
+				}
+				l.markLost(fmt.Errorf("connection closed: %w", e))
+			case e, ok := <-chClosed:
+				if !ok {
+					chClosed = nil
+					l.markLost(amqp.ErrClosed)
+					continue
+				}
+				l.markLost(fmt.Errorf("channel closed: %w", e))
+			case _, ok := <-cancelled:
+				if !ok {
+					cancelled = nil
+					continue
+				}
+				l.markLost(errConsumerCancelled)
+			case b, ok := <-blocked:
+				if !ok {
+					blocked = nil
+					continue
+				}
+				if b.Active {
+					t.stats.blocked.Add(1)
+					s.log.Warn("rabbitmq: the broker blocked the connection", "reason", b.Reason)
+				} else {
+					s.log.Info("rabbitmq: the broker unblocked the connection")
+				}
+			}
+		}
+	}()
+}
+
+// markLost records the first cause of the link's loss and signals it.
+func (l *link) markLost(cause error) {
+	l.lostOnce.Do(func() {
+		l.lostCause = cause
+		close(l.lost)
+	})
+}
+
+// cause returns why the link was lost; call it after l.lost is closed.
+func (l *link) cause() error { return l.lostCause }
+
+// close ends the link: a graceful AMQP close bounded by closeTimeout, after which the
+// socket is closed regardless. It waits until the notify channels are drained, so no
+// goroutine of the link outlives it.
+func (l *link) close() {
+	// An error means the connection was closed already, or that the peer did not answer
+	// in time and amqp091-go closed the socket: either way it is closed now.
+	_ = l.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	l.markLost(amqp.ErrClosed)
+	l.watching.Wait()
+}
