@@ -1,11 +1,15 @@
-// Command oddsfeed runs the odds-feed simulator and one session on the embedded broker,
-// prints progress while the feed flows, and ends with a summary: messages by type, matches,
-// errors, throughput, and a check that every message sent arrived, in order per match.
+// Command oddsfeed runs the odds-feed simulator and one session, on the embedded broker
+// or on RabbitMQ, prints progress while the feed flows, and ends with a summary: messages
+// by type, matches, errors, throughput, and a check that every message sent arrived, in
+// order per match.
 //
 //	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
 //	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
+//	go run ./examples/oddsfeed -amqp amqp://guest:guest@127.0.0.1:5672/
 //
-// It needs no services. It exits 0 after the summary, or 1 if anything was lost or
+// Without -amqp it needs no services. With -amqp the simulator publishes to the exchange
+// (-exchange, declared if missing) of that broker and the session consumes from it
+// through package rabbitmq. It exits 0 after the summary, or 1 if anything was lost or
 // reordered.
 package main
 
@@ -24,6 +28,7 @@ import (
 
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
 )
 
 func main() {
@@ -41,6 +46,8 @@ type options struct {
 	rate     float64
 	progress time.Duration
 	seed     uint64
+	amqpURL  string
+	exchange string
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -52,6 +59,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.rate, "rate", 2000, "event messages per second (0: as fast as possible)")
 	fs.DurationVar(&o.progress, "progress", time.Second, "interval between progress lines")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the simulated traffic")
+	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ URL (amqp://user:pass@host:port/vhost); empty: the embedded broker")
+	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -76,25 +85,34 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	defer broker.Close()
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{
+	tr, pub, where, closeBroker, err := connect(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer closeBroker()
+	sim, err := feedtest.NewSimulator(pub, feedtest.SimulatorConfig{
 		Matches: o.matches, Rate: o.rate, Seed: o.seed,
 		History: 0, // the default keeps the last 200,000 messages for the final check
 	})
 	if err != nil {
 		return err
 	}
-	tally := newTally()
-	session, err := feed.NewSession(broker, feed.SessionConfig{Listener: tally, OnError: tally.onError})
+	tally := newTally(out)
+	session, err := feed.NewSession(tr, feed.SessionConfig{Listener: tally, Global: tally, OnError: tally.onError})
 	if err != nil {
 		return err
 	}
 	if err := session.Open(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on the embedded broker; bound to %v\n",
-		o.matches, rateText(o.rate), o.duration, session.BindingKeys())
+	// Publish only once the session's queue is bound: before, messages reach no queue.
+	select {
+	case <-tally.up:
+	case <-ctx.Done():
+		return session.Close(context.Background())
+	}
+	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s; bound to %v\n",
+		o.matches, rateText(o.rate), o.duration, where, session.BindingKeys())
 
 	start := time.Now()
 	simCtx, stopSim := context.WithTimeout(ctx, o.duration)
@@ -126,12 +144,38 @@ progress:
 	// the summary is complete; a fresh context bounds the wait.
 	done, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	if f, ok := pub.(interface{ Flush(context.Context) error }); ok {
+		if err := f.Flush(done); err != nil {
+			return err
+		}
+	}
 	tally.waitFor(done, int(sim.Stats().Events))
 	elapsed := time.Since(start)
 	if err := session.Close(done); err != nil {
 		return err
 	}
 	return summarize(out, sim, tally, session.Stats(), elapsed)
+}
+
+// connect returns the transport the session consumes from and the publisher the
+// simulator feeds: the embedded broker, or RabbitMQ with -amqp.
+func connect(ctx context.Context, o options) (tr feed.Transport, pub feedtest.Publisher, where string, closeAll func(), err error) {
+	if o.amqpURL == "" {
+		broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+		return broker, broker, "the embedded broker", broker.Close, nil
+	}
+	cfg := rabbitmq.Config{URL: o.amqpURL, Exchange: o.exchange, DeclareExchange: true, ConnectionName: "feedkit-oddsfeed"}
+	t, err := rabbitmq.New(cfg)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	cfg.ConnectionName = "feedkit-oddsfeed-simulator"
+	p, err := rabbitmq.NewPublisher(ctx, cfg)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	closeAll = func() { _ = p.Close(context.Background()) }
+	return t, p, fmt.Sprintf("RabbitMQ (exchange %s)", o.exchange), closeAll, nil
 }
 
 func rateText(r float64) string {
@@ -155,6 +199,7 @@ func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.Session
 	}
 	line("event messages", t.total())
 	line("system messages (alive)", st.System)
+	line("connection losses", st.ConnectionDowns)
 	line("matches", t.matchCount())
 	line("unparsable", t.unparsableCount())
 	line("errors reported", t.errorCount())
@@ -172,8 +217,12 @@ func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.Session
 }
 
 // tally is the example's listener: it counts what arrives and keeps, per match, the
-// timestamps received, to check them against what the simulator sent.
+// timestamps received, to check them against what the simulator sent. It hears of the
+// connection too.
 type tally struct {
+	feed.BaseGlobalEventsListener
+	out        io.Writer
+	up         chan struct{} // signalled at every ConnectionUp
 	mu         sync.Mutex
 	cond       *sync.Cond
 	byType     map[feed.MessageType]int
@@ -183,8 +232,8 @@ type tally struct {
 	errors     int
 }
 
-func newTally() *tally {
-	t := &tally{byType: map[feed.MessageType]int{}, byMatch: map[feed.URN][]time.Time{}}
+func newTally(out io.Writer) *tally {
+	t := &tally{out: out, up: make(chan struct{}, 1), byType: map[feed.MessageType]int{}, byMatch: map[feed.URN][]time.Time{}}
 	t.cond = sync.NewCond(&t.mu)
 	return t
 }
@@ -198,6 +247,22 @@ func (t *tally) add(m feed.Message) error {
 	t.n++
 	t.cond.Broadcast()
 	return nil
+}
+
+// OnConnectionUp signals the session's queue is consuming.
+func (t *tally) OnConnectionUp(context.Context) {
+	select {
+	case t.up <- struct{}{}:
+	default:
+	}
+}
+
+// OnConnectionDown tells the user: what is published until the connection is back is lost
+// to this session (the recovery API, in a later step, fetches it).
+func (t *tally) OnConnectionDown(_ context.Context, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.out, "  connection down: %v\n", err)
 }
 
 func (t *tally) onError(error) {
