@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
@@ -117,6 +116,13 @@ func resolve(cfg Config) (*settings, error) {
 		return nil, fmt.Errorf("%sURL: not an amqp:// or amqps:// URL: %s", prefix, redactedParseError(err))
 	}
 	switch {
+	case strings.Contains(uri.Vhost, "@"):
+		// amqp://user:pa/ss@host/ parses as host "user", port "pa" and vhost "ss@host/".
+		return nil, errors.New(prefix + "URL: the virtual host holds an '@': a '/' in the password must be percent-encoded as %2F")
+	case uri.CACertFile != "" || uri.CertFile != "" || uri.KeyFile != "" || uri.ServerName != "":
+		return nil, errors.New(prefix + "URL: TLS options in the URL (cacertfile, certfile, keyfile, server_name_indication) are not used: set Config.TLS")
+	case uri.ConnectionTimeout != 0:
+		return nil, errors.New(prefix + "URL: connection_timeout in the URL is not used: set Config.DialTimeout")
 	case cfg.Prefetch < 0:
 		return nil, fmt.Errorf("%sPrefetch %d must not be negative", prefix, cfg.Prefetch)
 	case cfg.Prefetch > 65535:
@@ -171,14 +177,15 @@ func resolve(cfg Config) (*settings, error) {
 	return s, nil
 }
 
-// redactedParseError returns amqp.ParseURI's complaint without the URL that net/url
-// quotes in its errors: the URL may hold a password.
+// redactedParseError returns amqp.ParseURI's complaint when it cannot hold a secret. The
+// parser's errors quote pieces of the URL (a password with an unencoded '/' is read as
+// a host and port, and quoted as such), so only its two fixed messages are passed on.
 func redactedParseError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error() + " (a reserved character in the user name or password must be percent-encoded)"
+	msg := err.Error()
+	if strings.HasPrefix(msg, "AMQP scheme must") || strings.HasPrefix(msg, "URI must not contain whitespace") {
+		return msg
 	}
-	return err.Error()
+	return "it does not parse (reserved characters in the user name or password, such as / ? # @ :, must be percent-encoded)"
 }
 
 // amqpConfig is the amqp091-go configuration of one connection attempt. It is built
