@@ -10,13 +10,16 @@
 //   - [github.com/feedkit/feedkit/feed/feedtest]: an embedded broker and a feed simulator,
 //     in the spirit of net/http/httptest, so that sessions run without RabbitMQ in tests,
 //     examples and development.
+//   - [github.com/feedkit/feedkit/feed/rabbitmq]: the transport that consumes the feed from
+//     RabbitMQ, reconnecting on its own, and a publisher that feeds a broker.
 //
-// Further packages come with their issues: the AMQP transport for RabbitMQ, the concurrent
+// Further packages come with their issues: the concurrent
 // listener (per-match ordered, parallel dispatch that defers ProducerUp until a recovery's
 // tasks are done), producer health and recovery with a generic heartbeat monitor, workflow
 // timeouts and recovery, and the publish carousel. This root package will assemble the
 // odds-feed SDK from them.
 //
 // Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and a
-// session on the embedded broker and prints what flows through.
+// session on the embedded broker and prints what flows through; with -amqp URL the same
+// traffic goes through RabbitMQ.
 package feedkit
