@@ -73,7 +73,7 @@ type Config struct {
 	// Heartbeat is the AMQP heartbeat interval; 0 means DefaultHeartbeat. A heartbeat
 	// in the URL (?heartbeat=n) takes precedence, as in amqp091-go.
 	Heartbeat time.Duration
-	// DialTimeout bounds connecting: TCP, TLS and the AMQP handshake; 0 means
+	// DialTimeout bounds connecting, all of it: TCP, TLS and the AMQP handshake; 0 means
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
 	// ReconnectDelay is the wait before the first reconnection attempt; each later wait

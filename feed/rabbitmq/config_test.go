@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -408,7 +409,9 @@ func TestPermanent(t *testing.T) {
 		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false},
 		{"EOF", io.EOF, false},
 		{"unexpected EOF", io.ErrUnexpectedEOF, false},
-		{"not found", &amqp.Error{Code: amqp.NotFound}, false},
+		{"exchange not found", &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - no exchange 'unifiedfeed'"}, true},
+		{"connection limit", &amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - access to vhost '/' refused for user 'guest': connection limit (10) is reached"}, false},
+		{"handshake cut by the network", fmt.Errorf("connect: %w", errHandshake), false},
 		{"connection forced", &amqp.Error{Code: amqp.ConnectionForced, Server: true}, false},
 		{"closed", amqp.ErrClosed, false},
 		{"deadline", context.DeadlineExceeded, false},
@@ -421,4 +424,24 @@ func TestPermanent(t *testing.T) {
 			assert.Equal(t, tt.want, permanent(tt.err), "permanent(%v)", tt.err)
 		})
 	}
+}
+
+func TestHandshakeCauseTellsARefusalFromANetworkFailure(t *testing.T) {
+	sock := func(readErr error) *socket { return &socket{readErr: readErr} }
+	// RabbitMQ refuses a login by closing the socket: an end of stream or a reset keeps
+	// amqp091-go's verdict.
+	reset := &net.OpError{Op: "read", Err: syscall.ECONNRESET}
+	assert.Same(t, amqp.ErrCredentials, handshakeCause(amqp.ErrCredentials, sock(io.EOF)))
+	assert.Same(t, amqp.ErrVhost, handshakeCause(amqp.ErrVhost, sock(reset)))
+	// A timeout is the network's doing: not permanent, and the cause is kept.
+	timeout := &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}
+	err := handshakeCause(amqp.ErrCredentials, sock(timeout))
+	assert.ErrorIs(t, err, errHandshake)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.False(t, permanent(err))
+	assert.ErrorIs(t, handshakeCause(amqp.ErrCredentials, sock(nil)), errHandshake, "no read failed: a write did")
+	// Other errors pass through untouched.
+	other := errors.New("dial tcp: connection refused")
+	assert.Same(t, other, handshakeCause(other, sock(timeout)))
+	assert.Same(t, amqp.ErrCredentials, handshakeCause(amqp.ErrCredentials, nil), "no socket: nothing to tell")
 }

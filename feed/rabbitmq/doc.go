@@ -44,11 +44,18 @@
 // Messages published while a subscription is down never reach it (its queue is gone):
 // the recovery API fetches them, as the feed protocol intends.
 //
-// # Notify channels
+// # Notify channels and stuck writes
 //
-// amqp091-go delivers connection and channel events on channels the client registers,
-// and blocks its reader goroutine until they are received. Every channel registered here
-// (NotifyClose on the connection and the channel, NotifyCancel, NotifyBlocked) is
-// buffered and drained by a goroutine of the link until amqp091-go closes it, so an
-// event nobody waits for can never stall the connection.
+// amqp091-go delivers connection and channel events on channels the client registers.
+// It no longer blocks its reader on a close notice, but it waits up to five seconds on
+// each blocked or cancel notice, and a notice nobody receives is lost. Every channel
+// registered here (NotifyClose on the connection and the channel, NotifyCancel,
+// NotifyBlocked) is buffered and drained by a goroutine of the link until amqp091-go
+// closes it.
+//
+// amqp091-go writes while holding its locks, and its shutdown takes the same locks, so
+// a write stuck on a silent network would keep even the heartbeat timeout from ending
+// the connection. The transport keeps the socket under each connection: acknowledgements
+// are written under a deadline, Close bounds the link's last moments with one, and the
+// Publisher's writes end when their context does.
 package rabbitmq

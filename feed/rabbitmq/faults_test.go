@@ -44,6 +44,10 @@ func TestBrokerDownAtStart(t *testing.T) {
 	require.NoError(t, proxy.Refuse())
 	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	cfg.Clock = clk
+	// Every wait within (delay/2, delay]: advancing by delay fires exactly the one pending
+	// (the next is scheduled past it, whenever the transport gets to it).
+	const delay = time.Second
+	cfg.ReconnectDelay, cfg.MaxReconnectDelay = delay, delay
 	tr := b.transport(t, cfg)
 	r := newReceiver()
 	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
@@ -54,7 +58,7 @@ func TestBrokerDownAtStart(t *testing.T) {
 	for attempt := 1; attempt <= 2; attempt++ {
 		clk.BlockUntil(1)
 		require.Equal(t, uint64(attempt), tr.Stats().FailedAttempts)
-		clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
+		clk.Advance(delay)
 	}
 	clk.BlockUntil(1)
 	assert.Equal(t, uint64(3), tr.Stats().FailedAttempts)
@@ -66,7 +70,7 @@ func TestBrokerDownAtStart(t *testing.T) {
 	}
 
 	require.NoError(t, proxy.Accept()) // the broker is up
-	clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
+	clk.Advance(delay)
 	require.Equal(t, "up", r.next(t))
 	publishAndReceive(t, b.publisher(t), r, 1, 1)
 	assert.Equal(t, uint64(1), tr.Stats().Connects)
@@ -156,4 +160,48 @@ func TestCloseIsPromptInEveryState(t *testing.T) {
 		proxy.Freeze() // the graceful AMQP close gets no answer
 		closeWithin(t, sub)
 	})
+}
+
+// TestHandshakeStallIsRetriedNotRefused freezes the network at the first connection: the
+// handshake times out, which amqp091-go reports as bad credentials. Subscribe must see a
+// network failure, worth retrying, and connect once the network is back.
+func TestHandshakeStallIsRetriedNotRefused(t *testing.T) {
+	b := newBroker(t)
+	proxy, cfg := b.proxied(t)
+	cfg.DialTimeout = 500 * time.Millisecond
+	proxy.Freeze()
+	r := newReceiver()
+	sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
+	require.NoError(t, err, "a stalled handshake is not a refusal")
+	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
+	proxy.Thaw()
+	require.Equal(t, "up", r.next(t))
+}
+
+// TestPublisherOnASilentNetwork fills the socket of a publisher whose network went
+// silent: Publish gives up when its context ends, and Close returns when its own does.
+func TestPublisherOnASilentNetwork(t *testing.T) {
+	b := newBroker(t)
+	proxy, cfg := b.proxied(t)
+	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
+	require.NoError(t, err)
+	proxy.Freeze()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	body := make([]byte, 64<<10)
+	for err == nil { // until the socket's buffers are full and a write blocks
+		err = pub.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.1.-", body)
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Error(t, pub.Publish(t.Context(), "hi.-.live.bet_stop.1.sr:match.1.-", body), "the publisher has failed for good")
+	closeCtx, cancelClose := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancelClose()
+	done := make(chan error, 1)
+	go func() { done <- pub.Close(closeCtx) }()
+	select {
+	case err := <-done:
+		assert.Error(t, err, "the first failure")
+	case <-time.After(waitTimeout):
+		t.Fatal("Close did not return")
+	}
 }

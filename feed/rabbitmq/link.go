@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 // new one, so that nothing (a delivery tag above all) crosses from one to the next.
 type link struct {
 	conn       *amqp.Connection
+	sock       *socket
 	ch         *amqp.Channel
 	queue      string
 	deliveries <-chan amqp.Delivery
@@ -33,64 +33,21 @@ var errConsumerCancelled = errors.New("rabbitmq: the broker cancelled the consum
 // connect makes a link: dial, open a channel, set QoS, declare the queue, bind it and
 // start consuming.
 func (sub *subscription) connect(ctx context.Context) (*link, error) {
-	conn, release, err := sub.t.s.dial(ctx)
+	d, err := sub.t.s.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	l := &link{conn: conn, lost: make(chan struct{})}
+	l := &link{conn: d.conn, sock: d.sock, lost: make(chan struct{})}
 	if err := l.setUp(sub.t.s, sub.bindings, sub.t); err != nil {
+		d.release()
 		l.close()
 		return nil, contextOr(ctx, err)
 	}
+	if err := d.release(); err != nil {
+		l.close()
+		return nil, err
+	}
 	return l, nil
-}
-
-// dial connects to the broker. Until release is called, the end of ctx closes the socket
-// under whatever step is waiting (the TCP connect, a handshake, a declaration), so that
-// Close never waits out a dial timeout or a broker that stopped answering.
-func (s *settings) dial(ctx context.Context) (conn *amqp.Connection, release func(), err error) {
-	var (
-		mu     sync.Mutex
-		socket net.Conn
-		gone   bool
-	)
-	cfg := s.amqpConfig()
-	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		d := net.Dialer{Timeout: s.DialTimeout}
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		// The TLS and AMQP handshakes are not heartbeat-guarded yet; amqp091-go clears
-		// this deadline once the connection is open.
-		if err := c.SetDeadline(time.Now().Add(s.DialTimeout)); err != nil {
-			c.Close()
-			return nil, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if gone {
-			c.Close()
-			return nil, ctx.Err()
-		}
-		socket = c
-		return c, nil
-	}
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		gone = true
-		if socket != nil {
-			socket.Close()
-		}
-	})
-	conn, err = amqp.DialConfig(s.URL, cfg)
-	if err != nil {
-		stop()
-		return nil, nil, contextOr(ctx, fmt.Errorf("connect: %w", err))
-	}
-	return conn, func() { stop() }, nil
 }
 
 // contextOr returns ctx's error when ctx has ended (that is why the step failed), else err.
@@ -167,6 +124,9 @@ func (l *link) watch(connClosed, chClosed <-chan *amqp.Error, cancelled <-chan s
 					l.markLost(amqp.ErrClosed)
 					continue
 				}
+				if l.conn.IsClosed() {
+					continue // the connection's own notice says why, and is on its way
+				}
 				l.markLost(fmt.Errorf("channel closed: %w", e))
 			case _, ok := <-cancelled:
 				if !ok {
@@ -206,8 +166,10 @@ func (l *link) cause() error { return l.lostCause }
 // goroutine of the link outlives it.
 func (l *link) close() {
 	// An error means the connection was closed already, or that the peer did not answer
-	// in time and amqp091-go closed the socket: either way it is closed now.
+	// in time. The socket is closed regardless: amqp091-go's heartbeater may have pushed
+	// the read deadline past the one CloseDeadline set.
 	_ = l.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	_ = l.sock.Close()
 	l.markLost(amqp.ErrClosed)
 	l.watching.Wait()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -23,13 +22,16 @@ const confirmWindow = 1024
 // It does not reconnect: once its connection is lost every call fails, and the caller
 // makes a new Publisher.
 type Publisher struct {
-	s       *settings
-	conn    *amqp.Connection
-	ch      *amqp.Channel
-	closed  chan *amqp.Error
-	mu      sync.Mutex
+	s      *settings
+	conn   *amqp.Connection
+	sock   *socket
+	ch     *amqp.Channel
+	closed chan *amqp.Error
+
+	turn    chan struct{}                // holds one token: the right to use the fields below
 	pending []*amqp.DeferredConfirmation // oldest first
 	err     error                        // the first failure; every later call returns it
+	done    bool                         // Close has run
 }
 
 // NewPublisher connects to the broker of cfg and opens a channel in confirm mode. With
@@ -41,17 +43,18 @@ func NewPublisher(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, release, err := s.dial(ctx)
+	d, err := s.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), err)
 	}
-	defer release()
-	p := &Publisher{s: s, conn: conn}
+	p := &Publisher{s: s, conn: d.conn, sock: d.sock, turn: make(chan struct{}, 1)}
+	p.turn <- struct{}{}
 	fail := func(err error) (*Publisher, error) {
-		_ = conn.Close()
+		d.release()
+		_ = d.conn.Close()
 		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), contextOr(ctx, err))
 	}
-	if p.ch, err = conn.Channel(); err != nil {
+	if p.ch, err = d.conn.Channel(); err != nil {
 		return fail(fmt.Errorf("open channel: %w", err))
 	}
 	// Buffered: amqp091-go sends at most one close, and must not block on it.
@@ -64,19 +67,41 @@ func NewPublisher(ctx context.Context, cfg Config) (*Publisher, error) {
 			return fail(fmt.Errorf("declare exchange %q: %w", s.Exchange, err))
 		}
 	}
+	if err := d.release(); err != nil {
+		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), err)
+	}
 	return p, nil
 }
 
 // ErrNacked is returned when the broker refused to take a message (a negative
-// confirmation): it could not be stored.
+// confirmation) while the channel stayed open: it could not store it.
 var ErrNacked = errors.New("rabbitmq: the broker refused a published message")
+
+// errPublisherClosed is returned by calls after Close.
+var errPublisherClosed = errors.New("rabbitmq: publisher closed")
+
+// lock takes the publisher's turn, or gives up when ctx ends.
+func (p *Publisher) lock(ctx context.Context) error {
+	select {
+	case <-p.turn:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *Publisher) unlock() { p.turn <- struct{}{} }
 
 // Publish sends body to the exchange with routingKey. It returns once the message is
 // written, waiting only when confirmWindow messages await confirmation; a message the
-// broker later refuses fails a later Publish or Flush.
+// broker later refuses fails a later Publish or Flush. When ctx ends while the message
+// is being written (a broker that blocks publishers, a silent network), the publisher
+// fails for good: its connection is left mid-frame.
 func (p *Publisher) Publish(ctx context.Context, routingKey string, body []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	if err := p.lock(ctx); err != nil {
+		return err
+	}
+	defer p.unlock()
 	if p.err != nil {
 		return p.err
 	}
@@ -85,8 +110,14 @@ func (p *Publisher) Publish(ctx context.Context, routingKey string, body []byte)
 			return err
 		}
 	}
+	// amqp091-go writes under its own locks and does not watch ctx while it does: a
+	// deadline in the past is the only way to stop a write that cannot finish.
+	stop := context.AfterFunc(ctx, func() { _ = p.sock.SetWriteDeadline(time.Unix(1, 0)) })
 	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.s.Exchange, routingKey, false, false,
 		amqp.Publishing{ContentType: "text/xml", Body: body})
+	if !stop() {
+		err = errors.Join(err, fmt.Errorf("publish %s: %w", routingKey, ctx.Err()))
+	}
 	if err != nil {
 		return p.failLocked(ctx, fmt.Errorf("publish %s: %w", routingKey, err))
 	}
@@ -96,8 +127,10 @@ func (p *Publisher) Publish(ctx context.Context, routingKey string, body []byte)
 
 // Flush waits until the broker has confirmed every message published so far.
 func (p *Publisher) Flush(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	if err := p.lock(ctx); err != nil {
+		return err
+	}
+	defer p.unlock()
 	if p.err != nil {
 		return p.err
 	}
@@ -108,24 +141,32 @@ func (p *Publisher) Flush(ctx context.Context) error {
 func (p *Publisher) awaitLocked(ctx context.Context, n int) error {
 	for i := range n {
 		acked, err := p.pending[i].WaitContext(ctx)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			p.pending = p.pending[i:]
-			return ctx.Err()
-		case err != nil:
-			return p.failLocked(ctx, fmt.Errorf("await confirmation: %w", err))
-		case !acked:
+		if err != nil { // only ctx ends a wait
+			p.dropConfirmed(i)
+			return err
+		}
+		if !acked {
+			if p.ch.IsClosed() {
+				// amqp091-go nacks what is pending when the channel closes: not a refusal.
+				return p.failLocked(ctx, errors.New("the channel closed before the broker confirmed every message"))
+			}
 			return p.failLocked(ctx, ErrNacked)
 		}
 	}
-	p.pending = append(p.pending[:0], p.pending[n:]...)
+	p.dropConfirmed(n)
 	return nil
+}
+
+// dropConfirmed forgets the n oldest pending confirmations.
+func (p *Publisher) dropConfirmed(n int) {
+	clear(p.pending[:n]) // no stale pointers behind the slice's start
+	p.pending = p.pending[n:]
 }
 
 // failLocked records the publisher's first failure, preferring the broker's own reason
 // for closing the channel when there is one.
 func (p *Publisher) failLocked(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return ctx.Err()
 	}
 	select {
@@ -139,15 +180,28 @@ func (p *Publisher) failLocked(ctx context.Context, err error) error {
 	return p.err
 }
 
-// Close waits for the outstanding confirmations (until ctx ends) and closes the
-// connection. It returns the first failure the publisher met, if any.
+// Close waits for the outstanding confirmations and closes the connection. When ctx
+// ends first, the socket is closed under whatever is waiting. It returns the first
+// failure the publisher met, if any; a second Close returns nil.
 func (p *Publisher) Close(ctx context.Context) error {
-	err := p.Flush(ctx)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_ = p.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	stop := context.AfterFunc(ctx, func() { _ = p.sock.Close() })
+	defer stop()
+	<-p.turn // a holder stuck on the network is freed by the AfterFunc above
+	defer p.unlock()
+	if p.done {
+		return nil
+	}
+	p.done = true
+	var err error
 	if p.err == nil {
-		p.err = errors.New("rabbitmq: publisher closed")
+		err = p.awaitLocked(ctx, len(p.pending))
+	} else {
+		err = p.err
+	}
+	_ = p.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	_ = p.sock.Close()
+	if p.err == nil {
+		p.err = errPublisherClosed
 	}
 	return err
 }

@@ -52,10 +52,14 @@ func (sub *subscription) Close(ctx context.Context) error {
 // first attempt failed), and after each loss reconnects with capped exponential
 // backoff. The receiver hears ConnectionDown once per lost link, not once per failed
 // attempt, and ConnectionUp once per link that consumes.
+//
+// The backoff starts over only after a link that stayed up for MaxReconnectDelay: a
+// broker that accepts connections and drops them at once (a crash loop, a limit) is
+// retried ever more slowly, like one that refuses them.
 func (sub *subscription) run(l *link) {
 	defer close(sub.done)
 	s, stats := sub.t.s, &sub.t.stats
-	attempt := 0 // failed attempts since the last link consumed
+	attempt := 0 // attempts since the last link that lasted
 	if l == nil {
 		attempt = 1
 	}
@@ -71,15 +75,19 @@ func (sub *subscription) run(l *link) {
 					return
 				}
 				stats.failed.Add(1)
-				attempt++
 				sub.report(fmt.Errorf("rabbitmq: reconnect to %s (attempt %d): %w", s.redactedURL(), attempt, err))
+				attempt++
 				continue
 			}
 		}
-		attempt = 0
+		if sub.ctx.Err() != nil { // Close came while connecting: no ConnectionUp after it
+			l.close()
+			return
+		}
 		stats.connects.Add(1)
 		s.logAttrs(sub.ctx, slog.LevelInfo, "rabbitmq: consuming",
 			slog.String("broker", s.redactedURL()), slog.String("queue", l.queue), slog.Int("bindings", len(sub.bindings)))
+		up := s.clock.Now()
 		sub.r.ConnectionUp()
 		cause := sub.consume(l)
 		l.close()
@@ -89,7 +97,10 @@ func (sub *subscription) run(l *link) {
 		stats.drops.Add(1)
 		sub.report(fmt.Errorf("rabbitmq: lost the connection to %s: %w", s.redactedURL(), cause))
 		sub.r.ConnectionDown(cause)
-		l, attempt = nil, 1
+		if s.clock.Since(up) >= s.MaxReconnectDelay {
+			attempt = 0
+		}
+		l, attempt = nil, attempt+1
 	}
 }
 
@@ -115,6 +126,11 @@ func (sub *subscription) wait(d time.Duration) bool {
 func (sub *subscription) consume(l *link) error {
 	stats := &sub.t.stats
 	clk := sub.t.s.clock
+	ackTimeout := 3 * sub.t.s.Heartbeat
+	// Once Close is called, the link has closeTimeout to wind down: a receiver or an ack
+	// blocked on the network cannot hold Close longer.
+	stopBound := context.AfterFunc(sub.ctx, func() { _ = l.sock.SetDeadline(time.Now().Add(closeTimeout)) })
+	defer stopBound()
 	var (
 		lastTag uint64
 		unacked int
@@ -131,8 +147,13 @@ func (sub *subscription) consume(l *link) error {
 		default:
 		}
 		// The tag is this link's: a tag from a previous channel is never acknowledged,
-		// since each link reads only its own deliveries.
-		if err := l.ch.Ack(lastTag, true); err != nil {
+		// since each link reads only its own deliveries. The write deadline frees an ack
+		// stuck on a silent network, which would otherwise hold amqp091-go's locks and
+		// keep even its heartbeat timeout from ending the connection.
+		_ = l.sock.SetWriteDeadline(time.Now().Add(ackTimeout))
+		err := l.ch.Ack(lastTag, true)
+		_ = l.sock.SetWriteDeadline(time.Time{})
+		if err != nil {
 			stats.ackErrors.Add(1)
 			sub.report(fmt.Errorf("rabbitmq: acknowledge up to delivery %d: %w", lastTag, err))
 		}

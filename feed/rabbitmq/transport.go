@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -64,8 +65,8 @@ func (t *Transport) Stats() Stats {
 // from it, handing every message to r on a goroutine of the subscription's own.
 //
 // The first connection attempt runs within ctx. If the broker refuses the credentials,
-// the virtual host or the certificate, Subscribe returns that error: retrying would not
-// help. If the broker cannot be reached, Subscribe returns a working subscription all
+// the virtual host or the certificate, or the exchange is missing, Subscribe returns that
+// error: retrying would not help. If the broker cannot be reached, Subscribe returns a working subscription all
 // the same and keeps trying in the background, with backoff; r is told ConnectionUp once
 // the queue is consuming. A connection lost later is reported with ConnectionDown and
 // re-established the same way, on a new queue (messages published in between are lost
@@ -116,9 +117,15 @@ func permanent(err error) bool {
 		// A TLS client speaking to a plain-AMQP port: amqps:// to the wrong port.
 		return true
 	case errors.As(err, &amqpErr):
-		// 403: the user may not use a resource; 530: the virtual host is missing or not
-		// the user's.
-		return amqpErr.Code == accessCode || amqpErr.Code == amqp.NotAllowed
+		// 403: the user may not use a resource; 404: the exchange is missing (set
+		// DeclareExchange for a broker of your own); 530: the virtual host is missing or
+		// not the user's, unless it is a connection limit, which passes.
+		switch amqpErr.Code {
+		case accessCode, amqp.NotFound:
+			return true
+		case amqp.NotAllowed:
+			return !strings.Contains(amqpErr.Reason, "limit")
+		}
 	}
 	return false
 }
