@@ -13,7 +13,13 @@ import "fmt"
 // whitespace aside) and booleans 0, 1, true or false, where encoding/xml's own field types
 // would let an empty string or "T" through. It never panics on malformed input.
 func Decode(t MessageType, body []byte) (Message, error) {
-	var d decoder
+	return decode(t, body, false)
+}
+
+// decode is Decode; with owned, body is known never to change again, and the message's
+// strings point into it instead of into a copy.
+func decode(t MessageType, body []byte, owned bool) (Message, error) {
+	d := decoder{owned: owned}
 	var m Message
 	switch t {
 	case MessageOddsChange:

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/feedkit/feedkit/internal/xmlscan"
 )
@@ -41,13 +42,20 @@ type decoder struct {
 	elem string // local name of the element being read, for error messages
 	an   string // local name of the current attribute
 	av   string // value of the current attribute
+	// owned says body will never change again: its bytes can back the message's strings.
+	owned bool
 }
 
 // begin starts reading body and moves to its root element, which must be named after t.
 func (d *decoder) begin(body []byte, t MessageType) bool {
 	d.typ = t
-	// One copy of the body: every string field of the message is a substring of it.
-	d.s.Reset(string(body))
+	// Every string field of the message is a substring of one string: a copy of the
+	// body, or the body itself when nobody can change it any more.
+	if d.owned {
+		d.s.Reset(unsafe.String(unsafe.SliceData(body), len(body)))
+	} else {
+		d.s.Reset(string(body))
+	}
 	if !d.s.Root() {
 		d.syntax()
 		return false

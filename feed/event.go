@@ -21,6 +21,10 @@ type Event struct {
 	// Err, when set, says why the message cannot be routed (a malformed routing key, an
 	// oversized body); the dispatcher delivers it to OnUnparsableMessage.
 	Err error
+
+	// bodyOwned is set by a Session, whose transport hands over each body for good
+	// (Delivery): the decoded message may then point into Body instead of a copy.
+	bodyOwned bool
 }
 
 // ErrBodyTooLarge is the reason given to OnUnparsableMessage for a body larger than the
@@ -61,7 +65,7 @@ func (ev *Event) Decode() (Message, error) {
 	if ev.Err != nil {
 		return nil, ev.Err
 	}
-	m, err := Decode(ev.Key.Type, ev.Body)
+	m, err := decode(ev.Key.Type, ev.Body, ev.bodyOwned)
 	if err != nil {
 		return nil, err
 	}

@@ -244,7 +244,7 @@ type receiver struct{ s *Session }
 func (r receiver) Receive(d Delivery) {
 	s := r.s
 	s.nReceived.Add(1)
-	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt}
+	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true}
 	key, err := ParseRoutingKey(d.RoutingKey)
 	switch {
 	case err != nil:

@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Delivery is one message as a transport read it from the broker.
+// Delivery is one message as a transport read it from the broker. Body is handed over
+// for good: the transport neither modifies nor reuses it after Receive, so the session
+// decodes it in place instead of copying it.
 type Delivery struct {
 	RoutingKey string
 	Body       []byte
