@@ -81,10 +81,7 @@ func TestReconnectAfterANetworkReset(t *testing.T) {
 	proxy, cfg := b.proxied(t)
 	tr := b.transport(t, cfg)
 	r := newReceiver()
-	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
-	require.Equal(t, "up", r.next(t))
+	subscribeAll(t, tr, r)
 	pub := b.publisher(t)
 	publishAndReceive(t, pub, r, 1, 1)
 
@@ -105,10 +102,7 @@ func TestSilentBrokerIsDetectedByHeartbeats(t *testing.T) {
 	cfg.Heartbeat = time.Second
 	tr := b.transport(t, cfg)
 	r := newReceiver()
-	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
-	require.Equal(t, "up", r.next(t))
+	subscribeAll(t, tr, r)
 
 	proxy.Freeze()
 	assert.Contains(t, r.next(t), "down: ", "three missed heartbeats end the connection")

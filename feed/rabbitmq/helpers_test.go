@@ -58,6 +58,16 @@ func (b broker) publisher(t *testing.T) *rabbitmq.Publisher {
 	return p
 }
 
+// subscribeAll subscribes r to every message through tr, waits for ConnectionUp and
+// closes the subscription when the test ends.
+func subscribeAll(t *testing.T, tr *rabbitmq.Transport, r *receiver) {
+	t.Helper()
+	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
+	require.Equal(t, "up", r.next(t))
+}
+
 // openSession opens a session on tr and closes it when the test ends.
 func openSession(t *testing.T, tr feed.Transport, cfg feed.SessionConfig) *feed.Session {
 	t.Helper()
@@ -86,8 +96,14 @@ func (c *connEvents) OnConnectionUp(context.Context)                { c.ch <- "u
 // next returns the next connection change.
 func (c *connEvents) next(t *testing.T) string {
 	t.Helper()
+	return nextChange(t, c.ch)
+}
+
+// nextChange returns the next connection change reported on ch.
+func nextChange(t *testing.T, ch <-chan string) string {
+	t.Helper()
 	select {
-	case e := <-c.ch:
+	case e := <-ch:
 		return e
 	case <-time.After(waitTimeout):
 		t.Fatal("no connection change reported")
@@ -148,13 +164,7 @@ func (r *receiver) waitFor(t *testing.T, n int) {
 
 func (r *receiver) next(t *testing.T) string {
 	t.Helper()
-	select {
-	case e := <-r.events:
-		return e
-	case <-time.After(waitTimeout):
-		t.Fatal("no connection change reported")
-		return ""
-	}
+	return nextChange(t, r.events)
 }
 
 // betStop returns the body of a bet_stop for match id, and its routing key.

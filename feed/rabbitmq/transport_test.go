@@ -310,10 +310,7 @@ func TestPrefetchBoundsWhatABlockedConsumerHolds(t *testing.T) {
 	cfg.Prefetch = 10
 	r := newReceiver()
 	r.block = make(chan struct{})
-	sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
-	require.Equal(t, "up", r.next(t))
+	subscribeAll(t, b.transport(t, cfg), r)
 	pub := b.publisher(t)
 	for id := range int64(100) {
 		key, body := betStop(id + 1)
