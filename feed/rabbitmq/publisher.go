@@ -94,8 +94,8 @@ func (p *Publisher) unlock() { p.turn <- struct{}{} }
 
 // Publish sends body to the exchange with routingKey. It returns once the message is
 // written, waiting only when confirmWindow messages await confirmation; a message the
-// broker later refuses fails a later Publish or Flush. When ctx ends while the message
-// is being written (a broker that blocks publishers, a silent network), the publisher
+// broker later refuses fails a later Publish or Flush. When ctx ends before the message
+// is written whole (a broker that blocks publishers, a silent network), the publisher
 // fails for good: its connection is left mid-frame.
 func (p *Publisher) Publish(ctx context.Context, routingKey string, body []byte) error {
 	if err := p.lock(ctx); err != nil {
@@ -112,11 +112,20 @@ func (p *Publisher) Publish(ctx context.Context, routingKey string, body []byte)
 	}
 	// amqp091-go writes under its own locks and does not watch ctx while it does: a
 	// deadline in the past is the only way to stop a write that cannot finish.
-	stop := context.AfterFunc(ctx, func() { _ = p.sock.SetWriteDeadline(time.Unix(1, 0)) })
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = p.sock.SetWriteDeadline(time.Unix(1, 0))
+		close(fired)
+	})
 	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.s.Exchange, routingKey, false, false,
 		amqp.Publishing{ContentType: "text/xml", Body: body})
 	if !stop() {
-		err = errors.Join(err, fmt.Errorf("publish %s: %w", routingKey, ctx.Err()))
+		<-fired
+		if err == nil {
+			// The message was written whole before the deadline bit: the connection is
+			// sound, and only the deadline must go.
+			_ = p.sock.SetWriteDeadline(time.Time{})
+		}
 	}
 	if err != nil {
 		return p.failLocked(ctx, fmt.Errorf("publish %s: %w", routingKey, err))
