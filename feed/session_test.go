@@ -24,38 +24,13 @@ type received struct {
 	RequestID int64
 }
 
-// recorder is an OddsFeedListener that records what it receives; wait blocks until it has
-// received a number of messages.
+// recorder is a feedtest.Recorder with the number of messages a test waits for.
 type recorder struct {
-	mu         sync.Mutex
-	cond       sync.Cond
-	got        []received
-	full       []feed.Message
-	unparsable []*feed.UnparsableMessage
-	want       int
-	hook       func(m feed.Message) error // called before recording; may block, fail or panic
+	*feedtest.Recorder
+	want int
 }
 
-func newRecorder(want int) *recorder {
-	r := &recorder{want: want}
-	r.cond.L = &r.mu
-	return r
-}
-
-func (r *recorder) record(m feed.Message) error {
-	if r.hook != nil {
-		if err := r.hook(m); err != nil {
-			return err
-		}
-	}
-	h := m.MessageHeader()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, received{m.Type(), h.Event, h.Timestamp, h.RequestID})
-	r.full = append(r.full, m)
-	r.cond.Broadcast()
-	return nil
-}
+func newRecorder(want int) *recorder { return &recorder{Recorder: feedtest.NewRecorder(), want: want} }
 
 // wait blocks until the recorder has received its count.
 func (r *recorder) wait(t *testing.T) { r.waitFor(t, r.want) }
@@ -64,51 +39,21 @@ func (r *recorder) wait(t *testing.T) { r.waitFor(t, r.want) }
 // after a generous deadline: a hang is a bug, not slowness.
 func (r *recorder) waitFor(t *testing.T, n int) {
 	t.Helper()
-	expired := false
-	timer := time.AfterFunc(30*time.Second, func() {
-		r.mu.Lock()
-		expired = true
-		r.cond.Broadcast()
-		r.mu.Unlock()
-	})
-	defer timer.Stop()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for len(r.got)+len(r.unparsable) < n && !expired {
-		r.cond.Wait()
-	}
-	if expired {
-		t.Fatalf("received %d messages and %d unparsable, want %d in all", len(r.got), len(r.unparsable), n)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := r.Wait(ctx, n); err != nil {
+		t.Fatal(err)
 	}
 }
 
+// messages summarises the decoded messages received, in arrival order.
 func (r *recorder) messages() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.got...)
-}
-
-func (r *recorder) OnOddsChange(_ context.Context, m *feed.OddsChange) error { return r.record(m) }
-func (r *recorder) OnBetStop(_ context.Context, m *feed.BetStop) error       { return r.record(m) }
-func (r *recorder) OnBetSettlement(_ context.Context, m *feed.BetSettlement) error {
-	return r.record(m)
-}
-func (r *recorder) OnRollbackBetSettlement(_ context.Context, m *feed.RollbackBetSettlement) error {
-	return r.record(m)
-}
-func (r *recorder) OnBetCancel(_ context.Context, m *feed.BetCancel) error { return r.record(m) }
-func (r *recorder) OnRollbackBetCancel(_ context.Context, m *feed.RollbackBetCancel) error {
-	return r.record(m)
-}
-func (r *recorder) OnFixtureChange(_ context.Context, m *feed.FixtureChange) error {
-	return r.record(m)
-}
-func (r *recorder) OnUnparsableMessage(_ context.Context, m *feed.UnparsableMessage) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.unparsable = append(r.unparsable, m)
-	r.cond.Broadcast()
-	return nil
+	var got []received
+	for _, m := range r.Messages() {
+		h := m.MessageHeader()
+		got = append(got, received{m.Type(), h.Event, h.Timestamp, h.RequestID})
+	}
+	return got
 }
 
 func openSession(t *testing.T, tr feed.Transport, cfg feed.SessionConfig) *feed.Session {
@@ -140,12 +85,10 @@ func TestSessionDeliversEveryEventInOrderPerMatch(t *testing.T) {
 	// Compare whole messages, not just timestamps: several messages of a match can share a
 	// millisecond, and a swap among them must not go unnoticed.
 	got := map[feed.URN][]feed.Message{}
-	rec.mu.Lock()
-	for _, m := range rec.full {
+	for _, m := range rec.Messages() {
 		m.MessageHeader().ReceivedAt = time.Time{}
 		got[m.MessageHeader().Event] = append(got[m.MessageHeader().Event], m)
 	}
-	rec.mu.Unlock()
 	sent := sim.EventsByMatch()
 	require.Len(t, got, len(sent), "every match that was sent to was received")
 	types := map[feed.MessageType]int{}
@@ -191,8 +134,8 @@ func TestSessionReportsBadInputToOnUnparsableMessageAndGoesOn(t *testing.T) {
 	rec.wait(t)
 
 	assert.Len(t, rec.messages(), 2, "the good messages before and after the bad ones")
-	require.Len(t, rec.unparsable, 4)
-	u := rec.unparsable
+	require.Len(t, rec.Unparsable(), 4)
+	u := rec.Unparsable()
 	assert.Equal(t, "hi.-.live.bet_stop.one.sr:match.1.-", u[0].RoutingKey)
 	assert.Equal(t, good(1), u[0].Body, "the raw body is kept")
 	var rke *feed.RoutingKeyError
@@ -215,7 +158,7 @@ func TestSessionSurvivesListenerPanicsAndErrors(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
 	rec := newRecorder(1)
 	calls := 0
-	rec.hook = func(m feed.Message) error {
+	rec.Hook = func(m feed.Message) error {
 		calls++
 		switch calls {
 		case 1:
@@ -255,7 +198,7 @@ func TestSessionKeepsReadingWhileTheListenerIsBlocked(t *testing.T) {
 	rec := newRecorder(fits)
 	started, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	rec.hook = func(feed.Message) error {
+	rec.Hook = func(feed.Message) error {
 		once.Do(func() { close(started); <-release })
 		return nil
 	}
@@ -473,7 +416,7 @@ func TestSessionCloseDeliversWhatItHolds(t *testing.T) {
 	const n = 50
 	rec := newRecorder(n)
 	release := make(chan struct{})
-	rec.hook = func(feed.Message) error { <-release; return nil }
+	rec.Hook = func(feed.Message) error { <-release; return nil }
 	inner, err := feed.NewSerialDispatcher(rec, feed.DispatcherOptions{QueueSize: n})
 	require.NoError(t, err)
 	disp := &countingDispatcher{Dispatcher: inner, want: n, reached: make(chan struct{})}
@@ -514,7 +457,7 @@ func TestSessionCloseGivesUpWhenItsContextEnds(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
 	rec := newRecorder(1)
 	started := make(chan struct{})
-	rec.hook = func(feed.Message) error { close(started); select {} }
+	rec.Hook = func(feed.Message) error { close(started); select {} }
 	s, err := feed.NewSession(broker, feed.SessionConfig{Listener: rec})
 	require.NoError(t, err)
 	require.NoError(t, s.Open(t.Context()))
@@ -566,10 +509,10 @@ func TestSessionTurnsAwayBadSystemMessages(t *testing.T) {
 	require.NoError(t, broker.Publish(ctx, "-.-.-.snapshot_complete.-.-.-.-", betStop)) // the key and the body disagree
 	rec.wait(t)
 
-	require.Len(t, rec.unparsable, 2)
-	assert.Equal(t, []byte("garbage"), rec.unparsable[0].Body)
-	assert.ErrorIs(t, rec.unparsable[0].Err, feed.ErrMalformedMessage)
-	assert.ErrorContains(t, rec.unparsable[1].Err, "routing key says snapshot_complete, body is <bet_stop>")
+	require.Len(t, rec.Unparsable(), 2)
+	assert.Equal(t, []byte("garbage"), rec.Unparsable()[0].Body)
+	assert.ErrorIs(t, rec.Unparsable()[0].Err, feed.ErrMalformedMessage)
+	assert.ErrorContains(t, rec.Unparsable()[1].Err, "routing key says snapshot_complete, body is <bet_stop>")
 	assert.Empty(t, sys.got, "the system handler never sees them")
 	assert.Equal(t, uint64(2), s.Stats().Unroutable)
 }
@@ -577,7 +520,7 @@ func TestSessionTurnsAwayBadSystemMessages(t *testing.T) {
 func TestSessionSurvivesPanickingCallbacks(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
 	rec := newRecorder(2)
-	rec.hook = func(m feed.Message) error {
+	rec.Hook = func(m feed.Message) error {
 		if m.MessageHeader().Event.ID == 1 {
 			return errors.New("fails, so that OnError is called")
 		}
