@@ -38,7 +38,7 @@ func (sub *subscription) connect(ctx context.Context) (*link, error) {
 		return nil, err
 	}
 	l := &link{conn: d.conn, sock: d.sock, lost: make(chan struct{})}
-	if err := l.setUp(sub.t.s, sub.bindings, sub.t); err != nil {
+	if err := l.setUp(sub.t, sub.bindings); err != nil {
 		d.release()
 		l.close()
 		return nil, contextOr(ctx, err)
@@ -59,7 +59,8 @@ func contextOr(ctx context.Context, err error) error {
 }
 
 // setUp opens the channel and the topology on l.conn and starts watching both.
-func (l *link) setUp(s *settings, bindings []string, t *Transport) error {
+func (l *link) setUp(t *Transport, bindings []string) error {
+	s := t.s
 	// Register for the connection's notices before anything can close it, so that no
 	// loss goes unseen. Every channel registered here is drained by watch until
 	// amqp091-go closes it: an undrained notify channel blocks amqp091-go's reader.
@@ -67,13 +68,13 @@ func (l *link) setUp(s *settings, bindings []string, t *Transport) error {
 	blocked := l.conn.NotifyBlocked(make(chan amqp.Blocking, 1))
 	ch, err := l.conn.Channel()
 	if err != nil {
-		l.watch(connClosed, nil, nil, blocked, s, t)
+		l.watch(connClosed, nil, nil, blocked, t)
 		return fmt.Errorf("open channel: %w", err)
 	}
 	l.ch = ch
 	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	cancelled := ch.NotifyCancel(make(chan string, 1))
-	l.watch(connClosed, chClosed, cancelled, blocked, s, t)
+	l.watch(connClosed, chClosed, cancelled, blocked, t)
 
 	if err := ch.Qos(s.Prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch %d: %w", s.Prefetch, err)
@@ -105,7 +106,7 @@ func (l *link) setUp(s *settings, bindings []string, t *Transport) error {
 // watch drains every notify channel of the link on goroutines of its own until
 // amqp091-go closes them (it does when the connection shuts down), and turns the first
 // close or cancel into the loss of the link.
-func (l *link) watch(connClosed, chClosed <-chan *amqp.Error, cancelled <-chan string, blocked <-chan amqp.Blocking, s *settings, t *Transport) {
+func (l *link) watch(connClosed, chClosed <-chan *amqp.Error, cancelled <-chan string, blocked <-chan amqp.Blocking, t *Transport) {
 	l.watching.Add(1)
 	go func() {
 		defer l.watching.Done()
@@ -141,9 +142,9 @@ func (l *link) watch(connClosed, chClosed <-chan *amqp.Error, cancelled <-chan s
 				}
 				if b.Active {
 					t.stats.blocked.Add(1)
-					s.log.Warn("rabbitmq: the broker blocked the connection", "reason", b.Reason)
+					t.s.log.Warn("rabbitmq: the broker blocked the connection", "reason", b.Reason)
 				} else {
-					s.log.Info("rabbitmq: the broker unblocked the connection")
+					t.s.log.Info("rabbitmq: the broker unblocked the connection")
 				}
 			}
 		}

@@ -85,7 +85,7 @@ func (sub *subscription) run(l *link) {
 			return
 		}
 		stats.connects.Add(1)
-		s.logAttrs(sub.ctx, slog.LevelInfo, "rabbitmq: consuming",
+		s.log.LogAttrs(sub.ctx, slog.LevelInfo, "rabbitmq: consuming",
 			slog.String("broker", s.redactedURL()), slog.String("queue", l.queue), slog.Int("bindings", len(sub.bindings)))
 		up := s.clock.Now()
 		sub.r.ConnectionUp()
@@ -201,7 +201,7 @@ func (sub *subscription) consume(l *link) error {
 // report passes err to the configured OnError and logger.
 func (sub *subscription) report(err error) {
 	s := sub.t.s
-	s.logAttrs(sub.ctx, slog.LevelWarn, err.Error())
+	s.log.LogAttrs(sub.ctx, slog.LevelWarn, err.Error())
 	if s.OnError != nil {
 		s.OnError(err)
 	}

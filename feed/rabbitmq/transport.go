@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 
@@ -100,13 +99,12 @@ func (t *Transport) Subscribe(ctx context.Context, bindings []string, r feed.Rec
 // so that retrying would only hide the mistake.
 func permanent(err error) bool {
 	var (
-		unknownCA  x509.UnknownAuthorityError
-		hostname   x509.HostnameError
-		invalid    x509.CertificateInvalidError
-		verifyErr  *tls.CertificateVerificationError
-		amqpErr    *amqp.Error
-		recordErr  tls.RecordHeaderError
-		accessCode = amqp.AccessRefused
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verifyErr *tls.CertificateVerificationError
+		amqpErr   *amqp.Error
+		recordErr tls.RecordHeaderError
 	)
 	switch {
 	case errors.Is(err, amqp.ErrCredentials), errors.Is(err, amqp.ErrVhost), errors.Is(err, amqp.ErrSASL):
@@ -121,16 +119,11 @@ func permanent(err error) bool {
 		// DeclareExchange for a broker of your own); 530: the virtual host is missing or
 		// not the user's, unless it is a connection limit, which passes.
 		switch amqpErr.Code {
-		case accessCode, amqp.NotFound:
+		case amqp.AccessRefused, amqp.NotFound:
 			return true
 		case amqp.NotAllowed:
 			return !strings.Contains(amqpErr.Reason, "limit")
 		}
 	}
 	return false
-}
-
-// logAttrs logs at level with the transport's logger.
-func (s *settings) logAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
-	s.log.LogAttrs(ctx, level, msg, attrs...)
 }
