@@ -1,0 +1,75 @@
+package concurrent
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// Defaults of Config.
+const (
+	DefaultThreads   = 10
+	DefaultQueueSize = 10_000
+)
+
+// maxThreads is a sanity bound: more workers than this is a configuration mistake (a
+// misplaced digit), not a plan.
+const maxThreads = 1 << 14
+
+// Config configures an OddsFeedListener. The zero value of each field means its default.
+type Config struct {
+	// Enabled says whether the SDK wraps its listeners with this package; the feedkit
+	// package reads it. NewOddsFeedListener builds a concurrent listener either way.
+	Enabled bool
+	// Threads is the number of workers; 0 means DefaultThreads.
+	Threads int
+	// QueueSize bounds the tasks waiting for a worker, over all matches; 0 means
+	// DefaultQueueSize. At the bound, the dispatching side blocks until a task starts:
+	// no task is ever dropped.
+	QueueSize int
+	// HandleErrorsAsynchronously says where a message that cannot be routed (a malformed
+	// routing key, an oversized body) reaches OnUnparsableMessage: on a worker, in order
+	// with the other messages of its match (true, the default when nil), or at once on the
+	// goroutine that dispatches it, the transport's reading goroutine in a session (false).
+	// A body that fails to decode is found on a worker either way.
+	HandleErrorsAsynchronously *bool
+	// OnError receives every delivery error: unparsable messages (after the listener's
+	// OnUnparsableMessage) and *feed.ListenerError for listener calls that failed or
+	// panicked. It is called from the workers, concurrently.
+	OnError func(error)
+	// Logger logs the same errors; nil is silent.
+	Logger *slog.Logger
+}
+
+// settings is a Config with its defaults applied.
+type settings struct {
+	threads, queueSize int
+	asyncErrors        bool
+	onError            func(error)
+	logger             *slog.Logger
+}
+
+func (c Config) resolve() (settings, error) {
+	s := settings{threads: c.Threads, queueSize: c.QueueSize, asyncErrors: true,
+		onError: c.OnError, logger: c.Logger}
+	switch {
+	case c.Threads < 0 || c.Threads > maxThreads:
+		return s, fmt.Errorf("concurrent: Config.Threads %d must be between 1 and %d (0 means %d)",
+			c.Threads, maxThreads, DefaultThreads)
+	case c.QueueSize < 0:
+		return s, fmt.Errorf("concurrent: Config.QueueSize %d must be positive (0 means %d)",
+			c.QueueSize, DefaultQueueSize)
+	}
+	if s.threads == 0 {
+		s.threads = DefaultThreads
+	}
+	if s.queueSize == 0 {
+		s.queueSize = DefaultQueueSize
+	}
+	if c.HandleErrorsAsynchronously != nil {
+		s.asyncErrors = *c.HandleErrorsAsynchronously
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}

@@ -1,0 +1,44 @@
+// Package concurrent delivers feed messages to the customer's listeners in parallel while
+// keeping the one order that matters: the messages of each match (sport event) reach the
+// listener in the order they arrived, and the news that a producer is up reaches the
+// customer only after every message of the recovery behind it has been processed.
+//
+// It implements the seed's concurrent listener, with these names:
+//
+//	seed                                 package concurrent
+//	ConcurrentOddsFeedListener           OddsFeedListener (a feed.Dispatcher)
+//	ConcurrentSDKGlobalEventsListener    GlobalEventsListener
+//	TaskLifecycleTracker                 TaskLifecycleTracker
+//	RecoveryContext                      RecoveryContext
+//	ConcurrentListenerConfig             Config
+//
+// # Scheduling by match
+//
+// Each message becomes a task of its match. The scheduler keeps a FIFO per active match
+// and a ready list of the matches that have tasks and no worker; an idle worker takes the
+// match at the head of the list, runs a few of its tasks, and gives it back. A match is on
+// at most one worker at a time, so its order holds; a match whose listener call stalls
+// holds that one worker and delays no other match while a worker is free.
+//
+// The seed hashed matches onto a fixed set of single-worker queues instead, so a stalled
+// match held up every match that hashed to its queue; the benchmarks keep that design as
+// the baseline (BenchmarkHeadOfLine).
+//
+//	session reading goroutine ──Dispatch──► per-match FIFOs ──► ready list ──► workers ──► decode ──► customer OddsFeedListener
+//	                                            │                                 │
+//	                                            └── TaskLifecycleTracker ◄────────┘ allocated / started / completed, per RecoveryContext
+//	                                                      │
+//	recovery manager ──► GlobalEventsListener ──(up held until the context is idle)──► customer GlobalEventsListener
+//
+// # Wiring
+//
+// One TaskLifecycleTracker is shared by the SDK's OddsFeedListeners (one per session) and
+// its GlobalEventsListener:
+//
+//	tracker := concurrent.NewTaskLifecycleTracker()
+//	odds, _ := concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
+//	global, _ := concurrent.NewGlobalEventsListener(myGlobal, tracker, concurrent.GlobalConfig{})
+//	session, _ := feed.NewSession(transport, feed.SessionConfig{Dispatcher: odds, Global: global})
+//
+// The package feedkit does this for you when its Config enables the concurrent listener.
+package concurrent

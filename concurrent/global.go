@@ -1,0 +1,272 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// GlobalEventsListener passes the SDK's global events on to the customer's
+// feed.GlobalEventsListener, holding back the news that a producer is up until the
+// customer's odds listener has seen every message of the recovery that made it so. It is
+// the seed's ConcurrentSDKGlobalEventsListener.
+//
+// The rules, per producer:
+//
+//   - OnRecoveryInitiated for the whole producer (no Event) records its RecoveryContext.
+//     A newer one supersedes the older: a status still held back for the older recovery is
+//     dropped, since the producer is being recovered again and its up will follow.
+//   - OnProducerStatusChange with an up reason (FirstRecoveryCompleted,
+//     ProcessingQueueDelayStabilized, ReturnedFromInactivity) is held back while the
+//     producer's recorded context has tasks pending, and forwarded the moment the last one
+//     completes: no polling. With no recorded context, or none pending, it is forwarded at
+//     once. Ups that arrive while one is held back join it, in order.
+//   - Any other status change (down, delayed) cancels the ups held back for the producer
+//     and is forwarded at once: the customer never sees an up after a later down.
+//   - OnEventRecoveryCompleted is held back likewise until the tasks of its request are
+//     done (it carries its request id, so its context is exact). The seed forwarded it at
+//     once, before the replayed messages of the event had all been processed.
+//   - Every other call is forwarded at once.
+//
+// The customer's listener is called on one goroutine, in the order of these decisions;
+// a call that panics is reported and the next goes on.
+type GlobalEventsListener struct {
+	l       feed.GlobalEventsListener
+	tracker *TaskLifecycleTracker
+	rep     reporter
+	box     *mailbox
+
+	mu         sync.Mutex
+	recovering map[int]RecoveryContext // producer → its latest producer recovery
+	held       map[int]*heldUps        // producer → the ups held back
+	heldEvents map[*heldEvent]struct{}
+
+	forwarded, deferred, released, cancelled, superseded, dropped atomic.Uint64
+}
+
+// heldUps are the up statuses of one producer waiting for the tasks of rc.
+type heldUps struct {
+	rc       RecoveryContext
+	statuses []feed.ProducerStatus
+	stop     func() bool
+}
+
+type heldEvent struct {
+	r    feed.EventRecoveryCompleted
+	stop func() bool
+}
+
+var _ feed.GlobalEventsListener = (*GlobalEventsListener)(nil)
+
+// GlobalConfig configures a GlobalEventsListener.
+type GlobalConfig struct {
+	// OnError receives a *feed.ListenerError for every customer call that panicked.
+	OnError func(error)
+	// Logger logs the same, and the statuses held back, released and cancelled; nil is
+	// silent.
+	Logger *slog.Logger
+}
+
+// NewGlobalEventsListener returns a listener that forwards to l, holding ups back on the
+// tasks tracker follows. Give the OddsFeedListeners of the SDK the same tracker.
+func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, cfg GlobalConfig) (*GlobalEventsListener, error) {
+	if l == nil {
+		return nil, errors.New("concurrent: NewGlobalEventsListener: listener is nil")
+	}
+	if tracker == nil {
+		return nil, errors.New("concurrent: NewGlobalEventsListener: tracker is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	g := &GlobalEventsListener{
+		l:          l,
+		tracker:    tracker,
+		rep:        reporter{onError: cfg.OnError, log: log},
+		recovering: make(map[int]RecoveryContext),
+		held:       make(map[int]*heldUps),
+		heldEvents: make(map[*heldEvent]struct{}),
+	}
+	g.box = newMailbox(func(p any) {
+		g.rep.report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener", Panic: p, Stack: debug.Stack()})
+	})
+	return g, nil
+}
+
+// OnConnectionDown forwards the call.
+func (g *GlobalEventsListener) OnConnectionDown(_ context.Context, err error) {
+	g.forward(func(ctx context.Context) { g.l.OnConnectionDown(ctx, err) })
+}
+
+// OnConnectionUp forwards the call.
+func (g *GlobalEventsListener) OnConnectionUp(context.Context) {
+	g.forward(func(ctx context.Context) { g.l.OnConnectionUp(ctx) })
+}
+
+// OnRecoveryInitiated records the recovery's context (for a producer recovery) and
+// forwards the call.
+func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r.Event.IsZero() {
+		rc := RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}
+		if h := g.held[r.Producer]; h != nil && h.rc != rc {
+			g.dropLocked(r.Producer, h, &g.superseded, "superseded by a newer recovery")
+		}
+		g.recovering[r.Producer] = rc
+	}
+	g.forwardLocked(func(ctx context.Context) { g.l.OnRecoveryInitiated(ctx, r) })
+}
+
+// OnProducerStatusChange forwards s, holding an up back until its recovery's tasks are
+// done; see the rules on GlobalEventsListener.
+func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h := g.held[s.Producer]
+	if !s.Reason.IsUp() {
+		if h != nil {
+			g.dropLocked(s.Producer, h, &g.cancelled, "cancelled by a later status "+s.Reason.String())
+		}
+		g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+		return
+	}
+	if h != nil {
+		h.statuses = append(h.statuses, s)
+		g.deferred.Add(1)
+		return
+	}
+	if rc, ok := g.recovering[s.Producer]; ok {
+		h := &heldUps{rc: rc, statuses: []feed.ProducerStatus{s}}
+		stop, waiting := g.tracker.whenIdle(rc, func() { g.release(s.Producer, h) })
+		if waiting {
+			h.stop = stop
+			g.held[s.Producer] = h
+			g.deferred.Add(1)
+			g.rep.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: producer up held back until its recovery's tasks are done",
+				slog.Int("producer", s.Producer), slog.Int64("request_id", rc.RequestID),
+				slog.String("reason", s.Reason.String()), slog.Int("pending", g.tracker.Pending(rc)))
+			return
+		}
+	}
+	g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+}
+
+// OnEventRecoveryCompleted forwards r once the tasks of its request are done.
+func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	call := func(ctx context.Context) { g.l.OnEventRecoveryCompleted(ctx, r) }
+	h := &heldEvent{r: r}
+	stop, waiting := g.tracker.whenIdle(RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if _, ok := g.heldEvents[h]; ok {
+			delete(g.heldEvents, h)
+			g.released.Add(1)
+			g.forwardLocked(call)
+		}
+	})
+	if !waiting {
+		g.forwardLocked(call)
+		return
+	}
+	h.stop = stop
+	g.heldEvents[h] = struct{}{}
+	g.deferred.Add(1)
+}
+
+// release forwards h's statuses once its recovery's tasks are done, unless h was dropped
+// meanwhile.
+func (g *GlobalEventsListener) release(producer int, h *heldUps) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held[producer] != h {
+		return
+	}
+	delete(g.held, producer)
+	g.released.Add(uint64(len(h.statuses)))
+	for _, s := range h.statuses {
+		g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+	}
+}
+
+func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *atomic.Uint64, why string) {
+	h.stop()
+	delete(g.held, producer)
+	counter.Add(uint64(len(h.statuses)))
+	g.rep.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: held-back producer up dropped",
+		slog.Int("producer", producer), slog.Int64("request_id", h.rc.RequestID),
+		slog.Int("statuses", len(h.statuses)), slog.String("why", why))
+}
+
+func (g *GlobalEventsListener) forward(call func(context.Context)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.forwardLocked(call)
+}
+
+// forwardLocked queues call for the customer; under g.mu, so that the customer sees the
+// calls in the order they were decided.
+func (g *GlobalEventsListener) forwardLocked(call func(context.Context)) {
+	if g.box.post(call) {
+		g.forwarded.Add(1)
+	} else {
+		g.dropped.Add(1)
+	}
+}
+
+// Close stops forwarding: what is held back is dropped, what was forwarded is delivered,
+// and Close returns once the customer's listener has had its last call. If ctx ends
+// first, the calls not yet made are dropped too, the context of the call in progress is
+// cancelled, and Close returns ctx.Err(). Calls after Close are dropped.
+func (g *GlobalEventsListener) Close(ctx context.Context) error {
+	g.mu.Lock()
+	for p, h := range g.held {
+		g.dropLocked(p, h, &g.dropped, "listener closed")
+	}
+	for h := range g.heldEvents {
+		if h.stop() {
+			g.dropped.Add(1)
+		}
+		delete(g.heldEvents, h)
+	}
+	g.mu.Unlock()
+	return g.box.close(ctx)
+}
+
+// GlobalStats counts what a GlobalEventsListener did.
+type GlobalStats struct {
+	Forwarded  uint64 // calls queued for the customer
+	Held       int    // ups and event recoveries held back now
+	Deferred   uint64 // ups and event recoveries that had to wait for tasks
+	Released   uint64 // of those, forwarded when the tasks were done
+	Cancelled  uint64 // ups dropped because a later status came first
+	Superseded uint64 // ups dropped because a newer recovery of the producer began
+	Dropped    uint64 // calls dropped because the listener was closed
+}
+
+// Stats returns the listener's counters.
+func (g *GlobalEventsListener) Stats() GlobalStats {
+	g.mu.Lock()
+	held := len(g.heldEvents)
+	for _, h := range g.held {
+		held += len(h.statuses)
+	}
+	g.mu.Unlock()
+	return GlobalStats{
+		Forwarded:  g.forwarded.Load(),
+		Held:       held,
+		Deferred:   g.deferred.Load(),
+		Released:   g.released.Load(),
+		Cancelled:  g.cancelled.Load(),
+		Superseded: g.superseded.Load(),
+		Dropped:    g.dropped.Load(),
+	}
+}

@@ -1,0 +1,251 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// OddsFeedListener delivers the messages of a feed to a customer's feed.OddsFeedListener
+// on a pool of workers: the messages of one match (event URN) in the order they arrived,
+// the messages of different matches in parallel. It is the seed's
+// ConcurrentOddsFeedListener.
+//
+// With a feed.Session, plug it in as SessionConfig.Dispatcher: the session's reading
+// goroutine then only queues each raw message, and a worker decodes it and calls the
+// customer's listener. Its own feed.OddsFeedListener methods queue messages that are
+// decoded already, for callers that hold such messages.
+//
+// Every task is tracked by the TaskLifecycleTracker under the RecoveryContext of its
+// message, so that a GlobalEventsListener sharing the tracker can hold a producer's up
+// status back until the customer has seen every message of the recovery.
+type OddsFeedListener struct {
+	l       feed.OddsFeedListener
+	tracker *TaskLifecycleTracker
+	cfg     settings
+	rep     reporter
+	sched   scheduler
+	workers []worker
+
+	ctx     context.Context // passed to the listener; cancelled when Close gives up
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	done    chan struct{} // closed when every worker has exited
+	close   sync.Once
+	closing atomic.Bool
+
+	dispatched, unparsable, failed, panicked, abandoned atomic.Uint64
+}
+
+var (
+	_ feed.Dispatcher       = (*OddsFeedListener)(nil)
+	_ feed.OddsFeedListener = (*OddsFeedListener)(nil)
+)
+
+// NewOddsFeedListener starts cfg.Threads workers that deliver to l, tracking every task in
+// tracker. A bad Config is refused with the field named.
+func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg Config) (*OddsFeedListener, error) {
+	if l == nil {
+		return nil, errors.New("concurrent: NewOddsFeedListener: listener is nil")
+	}
+	if tracker == nil {
+		return nil, errors.New("concurrent: NewOddsFeedListener: tracker is nil")
+	}
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	c := &OddsFeedListener{
+		l:       l,
+		tracker: tracker,
+		cfg:     s,
+		rep:     reporter{onError: s.onError, log: s.logger},
+		workers: make([]worker, s.threads),
+		done:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.sched.init(s.queueSize)
+	c.wg.Add(s.threads)
+	for i := range c.workers {
+		go c.work(&c.workers[i])
+	}
+	go func() {
+		c.wg.Wait()
+		c.cancel()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// Dispatch queues ev as a task of its match; a worker decodes it and calls the listener.
+// It blocks while Config.QueueSize tasks wait, and returns ctx.Err() if ctx ends first,
+// or feed.ErrDispatcherClosed after Close; ev is then not delivered.
+//
+// An event that cannot be routed (ev.Err set) is delivered at once, on the calling
+// goroutine, when Config.HandleErrorsAsynchronously is false.
+func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
+	if ev.Err != nil && !c.cfg.asyncErrors {
+		return c.deliverNow(ctx, ev)
+	}
+	t := task{ev: ev}
+	return c.submit(ctx, ev.Key.Event, RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID}, &t)
+}
+
+// deliverNow delivers an unroutable event on the calling goroutine, still tracked so
+// that the counts of its context stay true.
+func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error {
+	if c.closing.Load() {
+		return feed.ErrDispatcherClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.dispatched.Add(1)
+	k := c.tracker.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
+	k.Start()
+	err := feed.Deliver(c.ctx, c.l, &ev)
+	k.Complete()
+	c.count(err)
+	return nil
+}
+
+func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, rc RecoveryContext, t *task) error {
+	t.ticket = c.tracker.Allocate(rc)
+	if err := c.sched.put(ctx, match, t); err != nil {
+		t.ticket.Abandon()
+		return err
+	}
+	c.dispatched.Add(1)
+	return nil
+}
+
+// submitMessage queues a decoded message as a task of its event.
+func (c *OddsFeedListener) submitMessage(ctx context.Context, m feed.Message) error {
+	h := m.MessageHeader()
+	t := task{msg: m}
+	return c.submit(ctx, h.Event, RecoveryContext{Producer: h.Producer, RequestID: h.RequestID}, &t)
+}
+
+// work is one worker's loop: take a ready match, run a batch of its tasks in order, give
+// the match back.
+func (c *OddsFeedListener) work(w *worker) {
+	defer c.wg.Done()
+	s := &c.sched
+	batch := make([]task, 0, maxBatch)
+	s.mu.Lock()
+	for {
+		var ln *lane
+		ln, batch = s.take(batch)
+		if ln == nil {
+			break
+		}
+		s.mu.Unlock()
+		for i := range batch {
+			c.run(w, &batch[i])
+			batch[i] = task{} // let the message be collected
+		}
+		batch = batch[:0]
+		s.mu.Lock()
+		s.release(ln)
+	}
+	s.mu.Unlock()
+}
+
+// run delivers one task, unless Close has given up on the queue.
+func (c *OddsFeedListener) run(w *worker, t *task) {
+	if c.sched.abandon.Load() {
+		t.ticket.Abandon()
+		c.abandoned.Add(1)
+		return
+	}
+	t.ticket.Start()
+	w.busy.Store(true)
+	var err error
+	if t.msg != nil {
+		err = feed.Call(c.ctx, c.l, t.msg)
+	} else {
+		err = feed.Deliver(c.ctx, c.l, &t.ev)
+	}
+	w.busy.Store(false)
+	t.ticket.Complete()
+	w.completed.Add(1)
+	c.count(err)
+}
+
+func (c *OddsFeedListener) count(err error) {
+	if err == nil {
+		return
+	}
+	if errors.Is(err, feed.ErrMalformedMessage) || errors.Is(err, feed.ErrBodyTooLarge) {
+		c.unparsable.Add(1)
+	}
+	var le *feed.ListenerError
+	if errors.As(err, &le) {
+		if le.Panic != nil {
+			c.panicked.Add(1)
+		} else {
+			c.failed.Add(1)
+		}
+	}
+	c.rep.report(c.ctx, err)
+}
+
+// Close stops taking tasks, lets the workers finish the queued ones and returns once every
+// worker has exited. If ctx ends first, the tasks not yet started are abandoned (and
+// recorded so in the tracker), the context passed to the listener is cancelled, and Close
+// returns ctx.Err() without waiting for a listener call that ignores its context.
+func (c *OddsFeedListener) Close(ctx context.Context) error {
+	c.close.Do(func() {
+		c.closing.Store(true)
+		c.sched.close()
+	})
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		c.sched.abandon.Store(true)
+		c.cancel()
+		return ctx.Err()
+	}
+}
+
+// Stats is a snapshot of an OddsFeedListener's gauges and counters.
+type Stats struct {
+	Queued     int      // tasks waiting for a worker
+	Running    int      // listener calls in progress
+	Matches    int      // matches with tasks queued or running
+	Dispatched uint64   // tasks accepted
+	Completed  uint64   // tasks whose listener call returned, however it ended
+	Unparsable uint64   // messages given to OnUnparsableMessage
+	Failed     uint64   // listener calls that returned an error
+	Panicked   uint64   // listener calls that panicked
+	Abandoned  uint64   // tasks dropped because Close ran out of time
+	Blocked    uint64   // dispatches that waited because Config.QueueSize tasks were queued
+	Workers    []uint64 // tasks completed by each worker
+}
+
+// Stats returns the listener's gauges and counters.
+func (c *OddsFeedListener) Stats() Stats {
+	st := Stats{
+		Dispatched: c.dispatched.Load(),
+		Unparsable: c.unparsable.Load(),
+		Failed:     c.failed.Load(),
+		Panicked:   c.panicked.Load(),
+		Abandoned:  c.abandoned.Load(),
+		Blocked:    c.sched.nBlocked.Load(),
+		Workers:    make([]uint64, len(c.workers)),
+	}
+	st.Queued, st.Matches = c.sched.stats()
+	for i := range c.workers {
+		w := &c.workers[i]
+		st.Workers[i] = w.completed.Load()
+		st.Completed += st.Workers[i]
+		if w.busy.Load() {
+			st.Running++
+		}
+	}
+	return st
+}

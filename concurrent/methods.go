@@ -1,0 +1,58 @@
+package concurrent
+
+import (
+	"context"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// The feed.OddsFeedListener methods queue a decoded message as a task of its event. Each
+// returns once the message is queued: nil, ctx.Err() while waiting for room, or
+// feed.ErrDispatcherClosed after Close. What the customer's listener returns for it is
+// reported later, through Config.OnError.
+
+// OnOddsChange queues m for the customer's OnOddsChange.
+func (c *OddsFeedListener) OnOddsChange(ctx context.Context, m *feed.OddsChange) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnBetStop queues m for the customer's OnBetStop.
+func (c *OddsFeedListener) OnBetStop(ctx context.Context, m *feed.BetStop) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnBetSettlement queues m for the customer's OnBetSettlement.
+func (c *OddsFeedListener) OnBetSettlement(ctx context.Context, m *feed.BetSettlement) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnRollbackBetSettlement queues m for the customer's OnRollbackBetSettlement.
+func (c *OddsFeedListener) OnRollbackBetSettlement(ctx context.Context, m *feed.RollbackBetSettlement) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnBetCancel queues m for the customer's OnBetCancel.
+func (c *OddsFeedListener) OnBetCancel(ctx context.Context, m *feed.BetCancel) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnRollbackBetCancel queues m for the customer's OnRollbackBetCancel.
+func (c *OddsFeedListener) OnRollbackBetCancel(ctx context.Context, m *feed.RollbackBetCancel) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnFixtureChange queues m for the customer's OnFixtureChange.
+func (c *OddsFeedListener) OnFixtureChange(ctx context.Context, m *feed.FixtureChange) error {
+	return c.submitMessage(ctx, m)
+}
+
+// OnUnparsableMessage passes m on to the customer's OnUnparsableMessage, on a worker in
+// order with m's event or at once, as Config.HandleErrorsAsynchronously says.
+func (c *OddsFeedListener) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {
+	ev := feed.Event{RawKey: m.RoutingKey, Body: m.Body, ReceivedAt: m.ReceivedAt, Err: m.Err}
+	ev.Key.Event = m.Event
+	if ev.Err == nil {
+		ev.Err = feed.ErrMalformedMessage // an unparsable message always says why; keep it routed as one
+	}
+	return c.Dispatch(ctx, ev)
+}

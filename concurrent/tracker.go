@@ -1,0 +1,227 @@
+package concurrent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// RecoveryContext names the tasks of one recovery: the producer, and the request id the
+// feed puts on every message it replays for that recovery. Live messages carry no request
+// id, so the live tasks of a producer share the context {Producer, 0}.
+type RecoveryContext struct {
+	Producer  int
+	RequestID int64
+}
+
+// String formats rc as "producer 1, request 42", or "producer 1, live".
+func (rc RecoveryContext) String() string {
+	if rc.RequestID == 0 {
+		return fmt.Sprintf("producer %d, live", rc.Producer)
+	}
+	return fmt.Sprintf("producer %d, request %d", rc.Producer, rc.RequestID)
+}
+
+// TaskCounts is the life so far of the tasks of one RecoveryContext.
+type TaskCounts struct {
+	Allocated uint64 // tasks handed to a scheduler
+	Started   uint64 // tasks a worker began
+	Completed uint64 // tasks whose listener call returned, whether it succeeded, failed or panicked
+	Abandoned uint64 // tasks dropped unstarted because a Close ran out of time
+}
+
+// Pending returns the tasks allocated and not yet completed or abandoned.
+func (c TaskCounts) Pending() uint64 { return c.Allocated - c.Completed - c.Abandoned }
+
+// maxIdleContexts bounds the finished recovery contexts a tracker remembers: past it, the
+// counts of finished recoveries are forgotten (the live contexts are always kept).
+const maxIdleContexts = 1024
+
+// TaskLifecycleTracker follows every task from allocation through start to completion,
+// per RecoveryContext, so that the news that a recovery is over (the producer is up) can
+// wait until the customer's listener has seen every message of that recovery: with
+// matches running in parallel, the feed's last replayed message is not the last one
+// processed.
+//
+// One tracker is shared by every OddsFeedListener of an SDK and by its
+// GlobalEventsListener. It is safe for concurrent use; the zero value is not usable, call
+// NewTaskLifecycleTracker.
+type TaskLifecycleTracker struct {
+	mu       sync.Mutex
+	contexts map[RecoveryContext]*tracked
+}
+
+// tracked holds one context's counts. allocated and pending change under the tracker's
+// lock when they grow, so that a context seen idle under the lock can be forgotten safely;
+// the other counts change without it, as tasks finish on many workers.
+type tracked struct {
+	rc                          RecoveryContext
+	allocated                   uint64 // under TaskLifecycleTracker.mu
+	started, completed, abandon atomic.Uint64
+	pending                     atomic.Int64
+	watchers                    []*watcher // under TaskLifecycleTracker.mu
+}
+
+// watcher is a call waiting for a context to become idle.
+type watcher struct {
+	fired atomic.Bool
+	fn    func()
+}
+
+// NewTaskLifecycleTracker returns a tracker with no task.
+func NewTaskLifecycleTracker() *TaskLifecycleTracker {
+	return &TaskLifecycleTracker{contexts: make(map[RecoveryContext]*tracked)}
+}
+
+// Ticket is one allocated task's handle: the worker that runs it calls Start, then
+// Complete (or Abandon, for a task dropped unstarted). Each of these is called at most once.
+type Ticket struct {
+	t *TaskLifecycleTracker
+	c *tracked
+}
+
+// Allocate records a new task of rc and returns its ticket.
+func (t *TaskLifecycleTracker) Allocate(rc RecoveryContext) Ticket {
+	t.mu.Lock()
+	c := t.contexts[rc]
+	if c == nil {
+		c = t.addLocked(rc)
+	}
+	c.allocated++
+	c.pending.Add(1)
+	t.mu.Unlock()
+	return Ticket{t: t, c: c}
+}
+
+func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
+	if len(t.contexts) >= maxIdleContexts {
+		for k, c := range t.contexts {
+			if k.RequestID != 0 && c.pending.Load() == 0 && len(c.watchers) == 0 {
+				delete(t.contexts, k)
+			}
+		}
+	}
+	c := &tracked{rc: rc}
+	t.contexts[rc] = c
+	return c
+}
+
+// Start records that a worker began the task.
+func (k Ticket) Start() { k.c.started.Add(1) }
+
+// Complete records that the task is over, however its listener call ended.
+func (k Ticket) Complete() { k.t.finish(k.c, &k.c.completed) }
+
+// Abandon records that the task was dropped without running.
+func (k Ticket) Abandon() { k.t.finish(k.c, &k.c.abandon) }
+
+// Context returns the recovery context the task belongs to.
+func (k Ticket) Context() RecoveryContext { return k.c.rc }
+
+func (t *TaskLifecycleTracker) finish(c *tracked, counter *atomic.Uint64) {
+	counter.Add(1)
+	if c.pending.Add(-1) != 0 {
+		return
+	}
+	t.mu.Lock()
+	// A task allocated since the count reached zero keeps the context busy: the watchers
+	// wait for that one too.
+	if c.pending.Load() != 0 || len(c.watchers) == 0 {
+		t.mu.Unlock()
+		return
+	}
+	ws := c.watchers
+	c.watchers = nil
+	t.mu.Unlock()
+	for _, w := range ws {
+		if w.fired.CompareAndSwap(false, true) {
+			w.fn()
+		}
+	}
+}
+
+// whenIdle arranges for fn to be called, on the goroutine that completes rc's last pending
+// task, once rc has none. It reports false, and never calls fn, when rc has no pending task
+// now. stop cancels the call; it reports whether it did so before fn was called.
+func (t *TaskLifecycleTracker) whenIdle(rc RecoveryContext, fn func()) (stop func() bool, waiting bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.contexts[rc]
+	if c == nil || c.pending.Load() == 0 {
+		return nil, false
+	}
+	w := &watcher{fn: fn}
+	c.watchers = append(c.watchers, w)
+	return func() bool {
+		if !w.fired.CompareAndSwap(false, true) {
+			return false
+		}
+		t.mu.Lock()
+		for i, x := range c.watchers {
+			if x == w {
+				c.watchers = append(c.watchers[:i], c.watchers[i+1:]...)
+				break
+			}
+		}
+		t.mu.Unlock()
+		return true
+	}, true
+}
+
+// Wait blocks until rc has no pending task, or returns ctx.Err() when ctx ends first.
+func (t *TaskLifecycleTracker) Wait(ctx context.Context, rc RecoveryContext) error {
+	idle := make(chan struct{})
+	stop, waiting := t.whenIdle(rc, func() { close(idle) })
+	if !waiting {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		if stop() {
+			return ctx.Err()
+		}
+		return nil // became idle while ctx ended
+	}
+}
+
+// Pending returns the number of tasks of rc allocated and not yet finished.
+func (t *TaskLifecycleTracker) Pending(rc RecoveryContext) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.contexts[rc]; c != nil {
+		return int(c.pending.Load())
+	}
+	return 0
+}
+
+// Counts returns the counts of rc; zero for a context the tracker has never seen or has
+// forgotten (a finished recovery, once more than a thousand contexts are tracked).
+func (t *TaskLifecycleTracker) Counts(rc RecoveryContext) TaskCounts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.contexts[rc]; c != nil {
+		return c.countsLocked()
+	}
+	return TaskCounts{}
+}
+
+// Snapshot returns the counts of every context the tracker knows.
+func (t *TaskLifecycleTracker) Snapshot() map[RecoveryContext]TaskCounts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := make(map[RecoveryContext]TaskCounts, len(t.contexts))
+	for rc, c := range t.contexts {
+		m[rc] = c.countsLocked()
+	}
+	return m
+}
+
+// countsLocked reads the finishing counts before allocated, so that a task finishing
+// meanwhile can only make Pending look larger, never wrap below zero.
+func (c *tracked) countsLocked() TaskCounts {
+	completed, abandoned, started := c.completed.Load(), c.abandon.Load(), c.started.Load()
+	return TaskCounts{Allocated: c.allocated, Started: started, Completed: completed, Abandoned: abandoned}
+}
