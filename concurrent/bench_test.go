@@ -2,9 +2,13 @@ package concurrent
 
 import (
 	"context"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
 // oddsChanges returns one decoded odds_change per match, for benchmarks that leave the
@@ -64,4 +68,256 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 		_ = tracker.Wait(ctx, live)
 	})
+}
+
+// sleepListener blocks each call for a fixed time, as a listener that writes to a
+// database would.
+type sleepListener struct {
+	feed.BaseOddsFeedListener
+	d time.Duration
+}
+
+func (l sleepListener) OnBetStop(context.Context, *feed.BetStop) error {
+	time.Sleep(l.d)
+	return nil
+}
+
+// betStops returns n raw bet_stop events spread over matches, as a session dispatches them.
+func betStops(b *testing.B, n, matches int) []feed.Event {
+	evs := make([]feed.Event, n)
+	for i := range evs {
+		m := &feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: int64(1 + i%matches)},
+			Timestamp: time.UnixMilli(1_700_000_000_000).UTC()}}
+		key := feed.RoutingKey{Priority: feed.PriorityHigh, Live: true, Type: feed.MessageBetStop, SportID: 1, Event: m.Event}
+		parsed, err := feed.ParseRoutingKey(key.String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs[i] = feed.Event{RawKey: key.String(), Key: parsed, Body: feedtest.Marshal(m), Producer: 1}
+	}
+	return evs
+}
+
+// BenchmarkSpeedupVsSerial: a listener that blocks 1 ms per event, 1,000 matches, 16
+// workers; one op is one event. The serial dispatcher runs the same events in the same
+// run (at most 500 of them: it needs a millisecond each), and x-vs-serial is its time per
+// event over the concurrent listener's.
+func BenchmarkSpeedupVsSerial(b *testing.B) {
+	const matches, threads = 1000, 16
+	l := sleepListener{d: time.Millisecond}
+	ctx := context.Background()
+	live := RecoveryContext{Producer: 1}
+
+	serialN := min(b.N, 500)
+	evs := betStops(b, max(b.N, serialN), matches)
+	serial, err := feed.NewSerialDispatcher(l, feed.DispatcherOptions{QueueSize: serialN})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for _, ev := range evs[:serialN] {
+		_ = serial.Dispatch(ctx, ev)
+	}
+	_ = serial.Close(ctx)
+	serialPer := time.Since(start) / time.Duration(serialN)
+
+	tracker := NewTaskLifecycleTracker()
+	c, err := NewOddsFeedListener(l, tracker, Config{Threads: threads, QueueSize: max(b.N, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	b.ResetTimer()
+	for i := range b.N {
+		if err := c.Dispatch(ctx, evs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = tracker.Wait(ctx, live)
+	b.StopTimer()
+	concurrentPer := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(float64(serialPer)/float64(concurrentPer), "x-vs-serial")
+	b.ReportMetric(float64(serialPer.Microseconds()), "serial-us/event")
+}
+
+// headOfLine is BenchmarkHeadOfLine's listener: the stalled match's calls take 500 ms,
+// the others 1 ms; each call records how long its event waited for a worker.
+type headOfLine struct {
+	feed.BaseOddsFeedListener
+	stalled    feed.URN
+	dispatched []time.Time     // by event number (the message's timestamp)
+	waited     []time.Duration // by event number
+}
+
+func (l *headOfLine) OnBetStop(ctx context.Context, m *feed.BetStop) error {
+	n := m.Timestamp.UnixNano()
+	l.waited[n] = time.Since(l.dispatched[n])
+	d := time.Millisecond
+	if m.Event == l.stalled {
+		d = 500 * time.Millisecond
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// BenchmarkHeadOfLine: one match's listener calls stall 500 ms, the other matches' take
+// 1 ms; events arrive at 2,000 a second over 1,000 matches, one in 500 for the stalled
+// match, on 10 workers. p99-ms is the 99th percentile of the time the other matches'
+// events wait for a worker with match scheduling; baseline-p99-ms the same with the
+// seed's hashed queues, where the matches that share the stalled match's queue wait
+// behind it.
+func BenchmarkHeadOfLine(b *testing.B) {
+	const matches, threads, perMilli = 1000, 10, 2
+	stalled := feed.URN{Prefix: "sr", Type: "match", ID: 1}
+	msgs := make([]*feed.BetStop, b.N)
+	for i := range msgs {
+		ev, producer := feed.URN{Prefix: "sr", Type: "match", ID: int64(2 + i%(matches-1))}, 1
+		if i%500 == 0 {
+			ev, producer = stalled, 2 // the stalled match's tasks are tracked apart
+		}
+		msgs[i] = &feed.BetStop{Header: feed.Header{Producer: producer, Event: ev, Timestamp: time.Unix(0, int64(i))}}
+	}
+	others := RecoveryContext{Producer: 1}
+
+	run := func(submit func(context.Context, feed.Message) error, l *headOfLine) {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for i, m := range msgs {
+			if i%perMilli == 0 {
+				<-tick.C
+			}
+			l.dispatched[i] = time.Now()
+			if err := submit(context.Background(), m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	newListener := func() *headOfLine {
+		return &headOfLine{stalled: stalled, dispatched: make([]time.Time, b.N), waited: make([]time.Duration, b.N)}
+	}
+
+	byMatch := newListener()
+	tracker := NewTaskLifecycleTracker()
+	c, err := NewOddsFeedListener(byMatch, tracker, Config{Threads: threads})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	run(c.submitMessage, byMatch)
+	_ = tracker.Wait(context.Background(), others)
+	b.StopTimer()
+	closeNow(c)
+
+	hashed := newListener()
+	baseTracker := NewTaskLifecycleTracker()
+	a := NewTaskAllocator(hashed, baseTracker, threads, DefaultQueueSize/threads)
+	run(a.Submit, hashed)
+	_ = baseTracker.Wait(context.Background(), others)
+	a.Close()
+
+	b.ReportMetric(p99Others(byMatch, msgs, stalled), "p99-ms")
+	b.ReportMetric(p99Others(hashed, msgs, stalled), "baseline-p99-ms")
+}
+
+// closeNow closes c without waiting for its queue: the stalled match's calls end with
+// their context.
+func closeNow(c *OddsFeedListener) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = c.Close(ctx)
+	_ = c.Close(context.Background())
+}
+
+// p99Others returns the 99th percentile, in milliseconds, of the waits of the events of
+// every match but the stalled one.
+func p99Others(l *headOfLine, msgs []*feed.BetStop, stalled feed.URN) float64 {
+	var w []time.Duration
+	for i, m := range msgs {
+		if m.Event != stalled {
+			w = append(w, l.waited[i])
+		}
+	}
+	if len(w) == 0 {
+		return 0
+	}
+	slices.Sort(w)
+	return float64(w[(len(w)*99)/100]) / float64(time.Millisecond)
+}
+
+// upRecorder is the customer's global listener in BenchmarkProducerUpLatency.
+type upRecorder struct {
+	feed.BaseGlobalEventsListener
+	ups chan time.Time
+}
+
+func (r *upRecorder) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+	if s.Reason.IsUp() {
+		r.ups <- time.Now()
+	}
+}
+
+// lastDone is a listener that records when its latest call returned.
+type lastDone struct {
+	feed.BaseOddsFeedListener
+	at atomic.Int64
+}
+
+func (l *lastDone) OnOddsChange(context.Context, *feed.OddsChange) error {
+	now := time.Now().UnixNano()
+	for {
+		prev := l.at.Load()
+		if prev >= now || l.at.CompareAndSwap(prev, now) {
+			return nil
+		}
+	}
+}
+
+// BenchmarkProducerUpLatency: one op is a recovery of 10,000 tasks over 1,000 matches on
+// 10 workers, with its up status sent while they run; up-latency-us is the mean time from
+// the last task's listener call returning to the customer's OnProducerStatusChange.
+func BenchmarkProducerUpLatency(b *testing.B) {
+	const tasks, matches = 10_000, 1000
+	ctx := context.Background()
+	tracker := NewTaskLifecycleTracker()
+	odds := &lastDone{}
+	c, err := NewOddsFeedListener(odds, tracker, Config{Threads: 10, QueueSize: tasks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	customer := &upRecorder{ups: make(chan time.Time, 1)}
+	g, err := NewGlobalEventsListener(customer, tracker, GlobalConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close(ctx)
+	msgs := oddsChanges(matches, 1)
+
+	var total, worst time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		request := int64(i + 1)
+		g.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: request})
+		for n := range tasks {
+			m := *msgs[n%matches]
+			m.RequestID = request
+			if err := c.OnOddsChange(ctx, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Reason: feed.FirstRecoveryCompleted})
+		upAt := <-customer.ups
+		lat := upAt.Sub(time.Unix(0, odds.at.Load()))
+		total += lat
+		worst = max(worst, lat)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "up-latency-us")
+	b.ReportMetric(float64(worst.Microseconds()), "max-up-latency-us")
+	b.ReportMetric(float64(g.Stats().Deferred)/float64(b.N), "held-back/op")
 }
