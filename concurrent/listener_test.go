@@ -181,7 +181,9 @@ func (r *orderRecorder) count() int {
 func (r *orderRecorder) OnOddsChange(ctx context.Context, m *feed.OddsChange) error {
 	return r.record(ctx, m)
 }
-func (r *orderRecorder) OnBetStop(ctx context.Context, m *feed.BetStop) error { return r.record(ctx, m) }
+func (r *orderRecorder) OnBetStop(ctx context.Context, m *feed.BetStop) error {
+	return r.record(ctx, m)
+}
 func (r *orderRecorder) OnBetSettlement(ctx context.Context, m *feed.BetSettlement) error {
 	return r.record(ctx, m)
 }
