@@ -38,7 +38,7 @@ func BenchmarkOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer c.Close(ctx)
-		for i := range 20 * matches { // warm up: lanes, rings and maps at their steady size
+		for i := range 200 * matches { // warm up: lanes, rings and maps at their steady size
 			_ = c.OnOddsChange(ctx, msgs[i%matches])
 		}
 		_ = tracker.Wait(ctx, live)
@@ -55,7 +55,7 @@ func BenchmarkOverhead(b *testing.B) {
 		tracker := NewTaskLifecycleTracker()
 		a := NewTaskAllocator(feed.BaseOddsFeedListener{}, tracker, 10, DefaultQueueSize/10)
 		defer a.Close()
-		for i := range 20 * matches {
+		for i := range 200 * matches {
 			_ = a.Submit(ctx, msgs[i%matches])
 		}
 		_ = tracker.Wait(ctx, live)

@@ -26,6 +26,9 @@ const maxBatch = 16
 // hold its memory for ever.
 const maxFreeLanes = 4096
 
+// maxKeptRing is the largest task buffer a freed lane keeps.
+const maxKeptRing = 64
+
 // task is one message to deliver: a raw event that the worker decodes, or a message that
 // came decoded through the OddsFeedListener methods.
 type task struct {
@@ -185,6 +188,9 @@ func (s *scheduler) release(ln *lane) {
 	}
 	delete(s.lanes, ln.key)
 	ln.key = feed.URN{}
+	if len(ln.tasks.buf) > maxKeptRing {
+		ln.tasks = ring[task]{} // a burst's buffer is not worth keeping for the next match
+	}
 	if len(s.free) < maxFreeLanes {
 		s.free = append(s.free, ln)
 	}
