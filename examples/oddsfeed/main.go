@@ -6,6 +6,11 @@
 //	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
 //	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
 //	go run ./examples/oddsfeed -amqp amqp://guest:guest@127.0.0.1:5672/
+//	go run ./examples/oddsfeed -threads 0           # one listener call at a time
+//
+// The listener runs on package concurrent's workers (-threads, 10 by default): the
+// messages of different matches in parallel, each match's in order, which the final
+// check verifies.
 //
 // Without -amqp it needs no services. With -amqp the simulator publishes to the exchange
 // (-exchange, declared if missing) of that broker and the session consumes from it
@@ -26,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
@@ -48,6 +54,7 @@ type options struct {
 	seed     uint64
 	amqpURL  string
 	exchange string
+	threads  int
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -61,6 +68,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the simulated traffic")
 	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ URL (amqp://user:pass@host:port/vhost); empty: the embedded broker")
 	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
+	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: the serial dispatcher)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -73,6 +81,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-rate %v must not be negative", o.rate)
 	case o.progress <= 0:
 		return o, fmt.Errorf("-progress %v must be positive", o.progress)
+	case o.threads < 0:
+		return o, fmt.Errorf("-threads %d must not be negative", o.threads)
 	}
 	if o.rate == 0 {
 		o.rate = feedtest.Unlimited
@@ -98,7 +108,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	tally := newTally(out)
-	session, err := feed.NewSession(tr, feed.SessionConfig{Listener: tally, Global: tally, OnError: tally.onError})
+	cfg := feed.SessionConfig{Listener: tally, Global: tally, OnError: tally.onError}
+	var workers *concurrent.OddsFeedListener
+	if o.threads > 0 {
+		// The concurrent listener takes the session's raw messages; its global listener
+		// would hold producer ups back until their recovery's messages are processed.
+		tracker := concurrent.NewTaskLifecycleTracker()
+		workers, err = concurrent.NewOddsFeedListener(tally, tracker, concurrent.Config{Threads: o.threads, OnError: tally.onError})
+		if err != nil {
+			return err
+		}
+		global, err := concurrent.NewGlobalEventsListener(tally, tracker, concurrent.GlobalConfig{OnError: tally.onError})
+		if err != nil {
+			return err
+		}
+		defer global.Close(context.Background())
+		cfg.Listener, cfg.Dispatcher, cfg.Global = nil, workers, global
+	}
+	session, err := feed.NewSession(tr, cfg)
 	if err != nil {
 		return err
 	}
@@ -111,8 +138,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case <-ctx.Done():
 		return session.Close(context.Background())
 	}
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s; bound to %v\n",
-		o.matches, rateText(o.rate), o.duration, where, session.BindingKeys())
+	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s; bound to %v\n",
+		o.matches, rateText(o.rate), o.duration, where, dispatchText(o.threads), session.BindingKeys())
 
 	start := time.Now()
 	simCtx, stopSim := context.WithTimeout(ctx, o.duration)
@@ -154,7 +181,14 @@ progress:
 	if err := session.Close(done); err != nil {
 		return err
 	}
-	return summarize(out, sim, tally, session.Stats(), elapsed)
+	return summarize(out, sim, tally, session.Stats(), workers, elapsed)
+}
+
+func dispatchText(threads int) string {
+	if threads == 0 {
+		return "serial dispatch"
+	}
+	return fmt.Sprintf("%d workers", threads)
 }
 
 // connect returns the transport the session consumes from and the publisher the
@@ -185,7 +219,7 @@ func rateText(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.SessionStats, elapsed time.Duration) error {
+func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.SessionStats, workers *concurrent.OddsFeedListener, elapsed time.Duration) error {
 	lost, reordered := t.check(sim)
 	fmt.Fprintln(out, "\nsummary")
 	line := func(label string, v any) { fmt.Fprintf(out, "  %-26s %10v\n", label, v) }
@@ -203,6 +237,10 @@ func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.Session
 	line("matches", t.matchCount())
 	line("unparsable", t.unparsableCount())
 	line("errors reported", t.errorCount())
+	if workers != nil {
+		per := workers.Stats().Workers
+		line("messages per worker", fmt.Sprintf("%d–%d", slices.Min(per), slices.Max(per)))
+	}
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
 	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
 	line("lost", lost)
