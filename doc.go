@@ -12,10 +12,11 @@
 //     examples and development.
 //   - [github.com/feedkit/feedkit/feed/rabbitmq]: the transport that consumes the feed from
 //     RabbitMQ, reconnecting on its own, and a publisher that feeds a broker.
+//   - [github.com/feedkit/feedkit/concurrent]: the concurrent listener: each match's
+//     messages in order, matches in parallel on a pool of workers, and producer ups held
+//     back until every message of their recovery has been processed.
 //
-// Further packages come with their issues: the concurrent
-// listener (per-match ordered, parallel dispatch that defers ProducerUp until a recovery's
-// tasks are done), producer health and recovery with a generic heartbeat monitor, workflow
+// Further packages come with their issues: producer health and recovery with a generic heartbeat monitor, workflow
 // timeouts and recovery, and the publish carousel. This root package will assemble the
 // odds-feed SDK from them.
 //
