@@ -151,6 +151,9 @@ func TestUnroutableMessageSynchronously(t *testing.T) {
 	require.NoError(t, tracker.Wait(ctx, concurrent.RecoveryContext{Producer: 1}))
 	assert.Equal(t, concurrent.TaskCounts{Allocated: 2, Started: 2, Completed: 2},
 		tracker.Counts(concurrent.RecoveryContext{Producer: 1}))
+	st := c.Stats()
+	assert.Equal(t, uint64(2), st.Dispatched)
+	assert.Equal(t, uint64(2), st.Completed, "the inline delivery counts as completed")
 }
 
 // TestMalformedBodyKeptWhole: a body that does not decode reaches OnUnparsableMessage with

@@ -37,7 +37,7 @@ type OddsFeedListener struct {
 	close   sync.Once
 	closing atomic.Bool
 
-	dispatched, unparsable, failed, panicked, abandoned atomic.Uint64
+	dispatched, inline, unparsable, failed, panicked, abandoned atomic.Uint64
 }
 
 var (
@@ -108,6 +108,7 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	k.Start()
 	err := feed.Deliver(c.ctx, c.l, &ev)
 	k.Complete()
+	c.inline.Add(1)
 	c.count(err)
 	return nil
 }
@@ -218,7 +219,7 @@ type Stats struct {
 	Running    int      // listener calls in progress
 	Matches    int      // matches with tasks queued or running
 	Dispatched uint64   // tasks accepted
-	Completed  uint64   // tasks whose listener call returned, however it ended
+	Completed  uint64   // tasks whose listener call returned, however it ended; Workers' sum, plus unroutable messages delivered inline
 	Unparsable uint64   // messages given to OnUnparsableMessage
 	Failed     uint64   // listener calls that returned an error
 	Panicked   uint64   // listener calls that panicked
@@ -236,6 +237,7 @@ func (c *OddsFeedListener) Stats() Stats {
 		Panicked:   c.panicked.Load(),
 		Abandoned:  c.abandoned.Load(),
 		Blocked:    c.sched.nBlocked.Load(),
+		Completed:  c.inline.Load(),
 		Workers:    make([]uint64, len(c.workers)),
 	}
 	st.Queued, st.Matches = c.sched.stats()

@@ -183,7 +183,10 @@ func (s *scheduler) take(batch []task) (*lane, []task) {
 func (s *scheduler) release(ln *lane) {
 	s.holding--
 	if ln.tasks.len() > 0 {
-		s.readyLocked(ln)
+		// No wake-up: the releasing worker looks at the ready list next, and take wakes
+		// another worker if it leaves lanes behind.
+		ln.state = laneReady
+		s.ready.push(ln)
 		return
 	}
 	delete(s.lanes, ln.key)
