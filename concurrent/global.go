@@ -45,6 +45,7 @@ type GlobalEventsListener struct {
 	recovering map[int]RecoveryContext // producer → its latest producer recovery
 	held       map[int]*heldUps        // producer → the ups held back
 	heldEvents map[*heldEvent]struct{}
+	closed     bool // nothing is held any more: every call is dropped
 
 	forwarded, deferred, released, cancelled, superseded, dropped atomic.Uint64
 }
@@ -62,6 +63,8 @@ type heldEvent struct {
 }
 
 var _ feed.GlobalEventsListener = (*GlobalEventsListener)(nil)
+
+const onStatus = "OnProducerStatusChange"
 
 // GlobalConfig configures a GlobalEventsListener.
 type GlobalConfig struct {
@@ -93,20 +96,20 @@ func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycle
 		held:       make(map[int]*heldUps),
 		heldEvents: make(map[*heldEvent]struct{}),
 	}
-	g.box = newMailbox(func(p any) {
-		g.rep.report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener", Panic: p, Stack: debug.Stack()})
+	g.box = newMailbox(func(method string, p any) {
+		g.rep.report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener." + method, Panic: p, Stack: debug.Stack()})
 	})
 	return g, nil
 }
 
 // OnConnectionDown forwards the call.
 func (g *GlobalEventsListener) OnConnectionDown(_ context.Context, err error) {
-	g.forward(func(ctx context.Context) { g.l.OnConnectionDown(ctx, err) })
+	g.forward("OnConnectionDown", func(ctx context.Context) { g.l.OnConnectionDown(ctx, err) })
 }
 
 // OnConnectionUp forwards the call.
 func (g *GlobalEventsListener) OnConnectionUp(context.Context) {
-	g.forward(func(ctx context.Context) { g.l.OnConnectionUp(ctx) })
+	g.forward("OnConnectionUp", func(ctx context.Context) { g.l.OnConnectionUp(ctx) })
 }
 
 // OnRecoveryInitiated records the recovery's context (for a producer recovery) and
@@ -121,7 +124,7 @@ func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.Rec
 		}
 		g.recovering[r.Producer] = rc
 	}
-	g.forwardLocked(func(ctx context.Context) { g.l.OnRecoveryInitiated(ctx, r) })
+	g.forwardLocked("OnRecoveryInitiated", func(ctx context.Context) { g.l.OnRecoveryInitiated(ctx, r) })
 }
 
 // OnProducerStatusChange forwards s, holding an up back until its recovery's tasks are
@@ -129,12 +132,16 @@ func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.Rec
 func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		g.dropped.Add(1)
+		return
+	}
 	h := g.held[s.Producer]
 	if !s.Reason.IsUp() {
 		if h != nil {
 			g.dropLocked(s.Producer, h, &g.cancelled, "cancelled by a later status "+s.Reason.String())
 		}
-		g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+		g.forwardLocked(onStatus, func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
 		return
 	}
 	if h != nil {
@@ -155,13 +162,17 @@ func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.
 			return
 		}
 	}
-	g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+	g.forwardLocked(onStatus, func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
 }
 
 // OnEventRecoveryCompleted forwards r once the tasks of its request are done.
 func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		g.dropped.Add(1)
+		return
+	}
 	call := func(ctx context.Context) { g.l.OnEventRecoveryCompleted(ctx, r) }
 	h := &heldEvent{r: r}
 	stop, waiting := g.tracker.whenIdle(RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}, func() {
@@ -170,11 +181,11 @@ func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r fee
 		if _, ok := g.heldEvents[h]; ok {
 			delete(g.heldEvents, h)
 			g.released.Add(1)
-			g.forwardLocked(call)
+			g.forwardLocked("OnEventRecoveryCompleted", call)
 		}
 	})
 	if !waiting {
-		g.forwardLocked(call)
+		g.forwardLocked("OnEventRecoveryCompleted", call)
 		return
 	}
 	h.stop = stop
@@ -193,7 +204,7 @@ func (g *GlobalEventsListener) release(producer int, h *heldUps) {
 	delete(g.held, producer)
 	g.released.Add(uint64(len(h.statuses)))
 	for _, s := range h.statuses {
-		g.forwardLocked(func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
+		g.forwardLocked(onStatus, func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
 	}
 }
 
@@ -206,16 +217,16 @@ func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *ato
 		slog.Int("statuses", len(h.statuses)), slog.String("why", why))
 }
 
-func (g *GlobalEventsListener) forward(call func(context.Context)) {
+func (g *GlobalEventsListener) forward(method string, call func(context.Context)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.forwardLocked(call)
+	g.forwardLocked(method, call)
 }
 
 // forwardLocked queues call for the customer; under g.mu, so that the customer sees the
 // calls in the order they were decided.
-func (g *GlobalEventsListener) forwardLocked(call func(context.Context)) {
-	if g.box.post(call) {
+func (g *GlobalEventsListener) forwardLocked(method string, call func(context.Context)) {
+	if g.box.post(method, call) {
 		g.forwarded.Add(1)
 	} else {
 		g.dropped.Add(1)
@@ -232,11 +243,11 @@ func (g *GlobalEventsListener) Close(ctx context.Context) error {
 		g.dropLocked(p, h, &g.dropped, "listener closed")
 	}
 	for h := range g.heldEvents {
-		if h.stop() {
-			g.dropped.Add(1)
-		}
+		h.stop() // if it fired already, its callback finds h gone and forwards nothing
+		g.dropped.Add(1)
 		delete(g.heldEvents, h)
 	}
+	g.closed = true
 	g.mu.Unlock()
 	return g.box.close(ctx)
 }
@@ -249,7 +260,7 @@ type GlobalStats struct {
 	Released   uint64 // of those, forwarded when the tasks were done
 	Cancelled  uint64 // ups dropped because a later status came first
 	Superseded uint64 // ups dropped because a newer recovery of the producer began
-	Dropped    uint64 // calls dropped because the listener was closed
+	Dropped    uint64 // calls dropped because the listener was closed, or not made because Close gave up
 }
 
 // Stats returns the listener's counters.
@@ -267,6 +278,6 @@ func (g *GlobalEventsListener) Stats() GlobalStats {
 		Released:   g.released.Load(),
 		Cancelled:  g.cancelled.Load(),
 		Superseded: g.superseded.Load(),
-		Dropped:    g.dropped.Load(),
+		Dropped:    g.dropped.Load() + g.box.skipped.Load(),
 	}
 }

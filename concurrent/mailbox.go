@@ -3,6 +3,7 @@ package concurrent
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // mailbox runs calls one at a time, in the order they were posted, on a goroutine of its
@@ -12,15 +13,23 @@ import (
 type mailbox struct {
 	mu      sync.Mutex
 	cond    sync.Cond
-	calls   []func(context.Context)
+	calls   []call
 	closed  bool
 	ctx     context.Context // passed to the calls; cancelled when close gives up
 	cancel  context.CancelFunc
 	done    chan struct{}
-	recover func(p any) // reports a call that panicked
+	recover func(method string, p any) // reports a call that panicked
+
+	skipped atomic.Uint64 // calls dropped because close gave up
 }
 
-func newMailbox(recover func(p any)) *mailbox {
+// call is one call of the customer's listener, named for the reports.
+type call struct {
+	method string
+	fn     func(context.Context)
+}
+
+func newMailbox(recover func(method string, p any)) *mailbox {
 	b := &mailbox{done: make(chan struct{}), recover: recover}
 	b.cond.L = &b.mu
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -29,13 +38,13 @@ func newMailbox(recover func(p any)) *mailbox {
 }
 
 // post queues call; it reports false, and drops call, once the mailbox is closed.
-func (b *mailbox) post(call func(context.Context)) bool {
+func (b *mailbox) post(method string, fn func(context.Context)) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return false
 	}
-	b.calls = append(b.calls, call)
+	b.calls = append(b.calls, call{method: method, fn: fn})
 	b.cond.Signal()
 	return true
 }
@@ -52,23 +61,25 @@ func (b *mailbox) run() {
 			b.mu.Unlock()
 			return
 		}
-		call := b.calls[0]
-		b.calls[0] = nil
+		c := b.calls[0]
+		b.calls[0] = call{}
 		b.calls = b.calls[1:]
 		b.mu.Unlock()
 		if b.ctx.Err() == nil {
-			b.safeCall(call)
+			b.safeCall(c)
+		} else {
+			b.skipped.Add(1)
 		}
 	}
 }
 
-func (b *mailbox) safeCall(call func(context.Context)) {
+func (b *mailbox) safeCall(c call) {
 	defer func() {
 		if p := recover(); p != nil {
-			b.recover(p)
+			b.recover(c.method, p)
 		}
 	}()
-	call(b.ctx)
+	c.fn(b.ctx)
 }
 
 // close stops taking calls and waits for the posted ones to run. If ctx ends first, the

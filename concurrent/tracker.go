@@ -50,6 +50,7 @@ const maxIdleContexts = 1024
 type TaskLifecycleTracker struct {
 	mu       sync.Mutex
 	contexts map[RecoveryContext]*tracked
+	pruneAt  int // the number of contexts at which finished recoveries are forgotten
 }
 
 // tracked holds one context's counts. allocated and pending change under the tracker's
@@ -71,7 +72,7 @@ type watcher struct {
 
 // NewTaskLifecycleTracker returns a tracker with no task.
 func NewTaskLifecycleTracker() *TaskLifecycleTracker {
-	return &TaskLifecycleTracker{contexts: make(map[RecoveryContext]*tracked)}
+	return &TaskLifecycleTracker{contexts: make(map[RecoveryContext]*tracked), pruneAt: maxIdleContexts}
 }
 
 // Ticket is one allocated task's handle: the worker that runs it calls Start, then
@@ -95,12 +96,15 @@ func (t *TaskLifecycleTracker) Allocate(rc RecoveryContext) Ticket {
 }
 
 func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
-	if len(t.contexts) >= maxIdleContexts {
+	if len(t.contexts) >= t.pruneAt {
 		for k, c := range t.contexts {
 			if k.RequestID != 0 && c.pending.Load() == 0 && len(c.watchers) == 0 {
 				delete(t.contexts, k)
 			}
 		}
+		// If most contexts are busy, the next scan waits until the map has doubled: the
+		// scans stay amortised however many contexts are in use.
+		t.pruneAt = max(maxIdleContexts, 2*len(t.contexts))
 	}
 	c := &tracked{rc: rc}
 	t.contexts[rc] = c
