@@ -39,6 +39,9 @@
 //	odds, _ := concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
 //	global, _ := concurrent.NewGlobalEventsListener(myGlobal, tracker, concurrent.GlobalConfig{})
 //	session, _ := feed.NewSession(transport, feed.SessionConfig{Dispatcher: odds, Global: global})
+//	...
+//	session.Close(ctx) // closes odds, its dispatcher, too
+//	global.Close(ctx)  // the session does not own the global listener
 //
 // The package feedkit does this for you when its Config enables the concurrent listener.
 package concurrent
