@@ -38,7 +38,8 @@ import (
 type GlobalEventsListener struct {
 	l       feed.GlobalEventsListener
 	tracker *TaskLifecycleTracker
-	rep     reporter
+	rep     *feed.DeliveryReporter // the customer's panics
+	log     *slog.Logger
 	box     *mailbox
 
 	mu         sync.Mutex
@@ -91,13 +92,14 @@ func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycle
 	g := &GlobalEventsListener{
 		l:          l,
 		tracker:    tracker,
-		rep:        reporter{onError: cfg.OnError, log: log},
+		rep:        feed.NewDeliveryReporter(cfg.OnError, log),
+		log:        log,
 		recovering: make(map[int]RecoveryContext),
 		held:       make(map[int]*heldUps),
 		heldEvents: make(map[*heldEvent]struct{}),
 	}
 	g.box = newMailbox(func(method string, p any) {
-		g.rep.report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener." + method, Panic: p, Stack: debug.Stack()})
+		g.rep.Report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener." + method, Panic: p, Stack: debug.Stack()})
 	})
 	return g, nil
 }
@@ -156,7 +158,7 @@ func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.
 			h.stop = stop
 			g.held[s.Producer] = h
 			g.deferred.Add(1)
-			g.rep.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: producer up held back until its recovery's tasks are done",
+			g.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: producer up held back until its recovery's tasks are done",
 				slog.Int("producer", s.Producer), slog.Int64("request_id", rc.RequestID),
 				slog.String("reason", s.Reason.String()), slog.Int("pending", g.tracker.Pending(rc)))
 			return
@@ -212,7 +214,7 @@ func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *ato
 	h.stop()
 	delete(g.held, producer)
 	counter.Add(uint64(len(h.statuses)))
-	g.rep.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: held-back producer up dropped",
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: held-back producer up dropped",
 		slog.Int("producer", producer), slog.Int64("request_id", h.rc.RequestID),
 		slog.Int("statuses", len(h.statuses)), slog.String("why", why))
 }

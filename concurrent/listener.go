@@ -26,7 +26,7 @@ type OddsFeedListener struct {
 	l       feed.OddsFeedListener
 	tracker *TaskLifecycleTracker
 	cfg     settings
-	rep     reporter
+	rep     *feed.DeliveryReporter
 	sched   scheduler
 	workers []worker
 
@@ -37,7 +37,7 @@ type OddsFeedListener struct {
 	close   sync.Once
 	closing atomic.Bool
 
-	dispatched, inline, unparsable, failed, panicked, abandoned atomic.Uint64
+	dispatched, inline, abandoned atomic.Uint64
 }
 
 var (
@@ -62,7 +62,7 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 		l:       l,
 		tracker: tracker,
 		cfg:     s,
-		rep:     reporter{onError: s.onError, log: s.logger},
+		rep:     feed.NewDeliveryReporter(s.onError, s.logger),
 		workers: make([]worker, s.threads),
 		done:    make(chan struct{}),
 	}
@@ -109,7 +109,7 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	err := feed.Deliver(c.ctx, c.l, &ev)
 	k.Complete()
 	c.inline.Add(1)
-	c.count(err)
+	c.rep.Report(c.ctx, err)
 	return nil
 }
 
@@ -173,25 +173,7 @@ func (c *OddsFeedListener) run(w *worker, t *task) {
 	w.busy.Store(false)
 	t.ticket.Complete()
 	w.completed.Add(1)
-	c.count(err)
-}
-
-func (c *OddsFeedListener) count(err error) {
-	if err == nil {
-		return
-	}
-	if errors.Is(err, feed.ErrMalformedMessage) || errors.Is(err, feed.ErrBodyTooLarge) {
-		c.unparsable.Add(1)
-	}
-	var le *feed.ListenerError
-	if errors.As(err, &le) {
-		if le.Panic != nil {
-			c.panicked.Add(1)
-		} else {
-			c.failed.Add(1)
-		}
-	}
-	c.rep.report(c.ctx, err)
+	c.rep.Report(c.ctx, err)
 }
 
 // Close stops taking tasks, lets the workers finish the queued ones and returns once every
@@ -230,11 +212,12 @@ type Stats struct {
 
 // Stats returns the listener's gauges and counters.
 func (c *OddsFeedListener) Stats() Stats {
+	errs := c.rep.Counts()
 	st := Stats{
 		Dispatched: c.dispatched.Load(),
-		Unparsable: c.unparsable.Load(),
-		Failed:     c.failed.Load(),
-		Panicked:   c.panicked.Load(),
+		Unparsable: errs.Unparsable,
+		Failed:     errs.Failed,
+		Panicked:   errs.Panicked,
 		Abandoned:  c.abandoned.Load(),
 		Blocked:    c.sched.nBlocked.Load(),
 		Completed:  c.inline.Load(),

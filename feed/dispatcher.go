@@ -61,13 +61,13 @@ type DispatcherStats struct {
 type SerialDispatcher struct {
 	l      OddsFeedListener
 	q      *queue.Queue[Event]
-	rep    reporter
+	rep    *DeliveryReporter
 	ctx    context.Context // passed to the listener; cancelled when Close gives up
 	cancel context.CancelFunc
 	done   chan struct{}
 	close  sync.Once
 
-	delivered, unparsable, failed, panicked, abandoned atomic.Uint64
+	delivered, abandoned atomic.Uint64
 }
 
 // NewSerialDispatcher starts a dispatcher that delivers to l.
@@ -86,7 +86,7 @@ func NewSerialDispatcher(l OddsFeedListener, opts DispatcherOptions) (*SerialDis
 	d := &SerialDispatcher{
 		l:      l,
 		q:      queue.New[Event](size),
-		rep:    newReporter(opts.OnError, opts.Logger),
+		rep:    NewDeliveryReporter(opts.OnError, opts.Logger),
 		ctx:    ctx,
 		cancel: cancel,
 		done:   make(chan struct{}),
@@ -127,12 +127,13 @@ func (d *SerialDispatcher) Close(ctx context.Context) error {
 
 // Stats returns the dispatcher's counters.
 func (d *SerialDispatcher) Stats() DispatcherStats {
+	errs := d.rep.Counts()
 	return DispatcherStats{
 		Queued:     d.q.Len(),
 		Delivered:  d.delivered.Load(),
-		Unparsable: d.unparsable.Load(),
-		Failed:     d.failed.Load(),
-		Panicked:   d.panicked.Load(),
+		Unparsable: errs.Unparsable,
+		Failed:     errs.Failed,
+		Panicked:   errs.Panicked,
 		Abandoned:  d.abandoned.Load(),
 	}
 }
@@ -158,16 +159,5 @@ func (d *SerialDispatcher) count(err error) {
 		d.delivered.Add(1)
 		return
 	}
-	if errors.Is(err, ErrMalformedMessage) || errors.Is(err, ErrBodyTooLarge) {
-		d.unparsable.Add(1)
-	}
-	var le *ListenerError
-	if errors.As(err, &le) {
-		if le.Panic != nil {
-			d.panicked.Add(1)
-		} else {
-			d.failed.Add(1)
-		}
-	}
-	d.rep.report(d.ctx, err)
+	d.rep.Report(d.ctx, err)
 }
