@@ -115,11 +115,12 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 
 func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, rc RecoveryContext, t *task) error {
 	t.ticket = c.tracker.Allocate(rc)
+	c.dispatched.Add(1) // before a worker can complete it, so Stats never shows more completed than dispatched
 	if err := c.sched.put(ctx, match, t); err != nil {
 		t.ticket.Abandon()
+		c.dispatched.Add(^uint64(0))
 		return err
 	}
-	c.dispatched.Add(1)
 	return nil
 }
 
