@@ -17,20 +17,23 @@ const maxThreads = 1 << 14
 
 // Config configures an OddsFeedListener. The zero value of each field means its default.
 type Config struct {
-	// Enabled says whether the SDK wraps its listeners with this package; the feedkit
-	// package reads it. NewOddsFeedListener builds a concurrent listener either way.
+	// Enabled is the switch for code that assembles an SDK from a configuration: whether
+	// to wrap the listeners with this package or deliver serially. NewOddsFeedListener
+	// does not read it.
 	Enabled bool
 	// Threads is the number of workers; 0 means DefaultThreads.
 	Threads int
 	// QueueSize bounds the tasks waiting for a worker, over all matches; 0 means
-	// DefaultQueueSize. At the bound, the dispatching side blocks until a task starts:
-	// no task is ever dropped.
+	// DefaultQueueSize. At the bound, the dispatching side blocks until a worker takes a
+	// task: no task is ever dropped. A match whose listener calls stall keeps its own
+	// tasks waiting, so if it stalls long enough to fill the queue, every match waits.
 	QueueSize int
 	// HandleErrorsAsynchronously says where a message that cannot be routed (a malformed
 	// routing key, an oversized body) reaches OnUnparsableMessage: on a worker, in order
 	// with the other messages of its match (true, the default when nil), or at once on the
 	// goroutine that dispatches it, the transport's reading goroutine in a session (false).
-	// A body that fails to decode is found on a worker either way.
+	// A body that fails to decode is found on a worker either way. It is a pointer so that
+	// the zero Config keeps the safe default; new(false) turns it off.
 	HandleErrorsAsynchronously *bool
 	// OnError receives every delivery error: unparsable messages (after the listener's
 	// OnUnparsableMessage) and *feed.ListenerError for listener calls that failed or
@@ -56,7 +59,7 @@ func (c Config) resolve() (settings, error) {
 		return s, fmt.Errorf("concurrent: Config.Threads %d must be between 1 and %d (0 means %d)",
 			c.Threads, maxThreads, DefaultThreads)
 	case c.QueueSize < 0:
-		return s, fmt.Errorf("concurrent: Config.QueueSize %d must be positive (0 means %d)",
+		return s, fmt.Errorf("concurrent: Config.QueueSize %d must not be negative (0 means %d)",
 			c.QueueSize, DefaultQueueSize)
 	}
 	if s.threads == 0 {

@@ -18,7 +18,8 @@
 // and a ready list of the matches that have tasks and no worker; an idle worker takes the
 // match at the head of the list, runs a few of its tasks, and gives it back. A match is on
 // at most one worker at a time, so its order holds; a match whose listener call stalls
-// holds that one worker and delays no other match while a worker is free.
+// holds that one worker and delays no other match while a worker is free (and until its
+// own queued tasks fill Config.QueueSize, which then slows the reading side down).
 //
 // The seed hashed matches onto a fixed set of single-worker queues instead, so a stalled
 // match held up every match that hashed to its queue; the benchmarks keep that design as
@@ -42,6 +43,4 @@
 //	...
 //	session.Close(ctx) // closes odds, its dispatcher, too
 //	global.Close(ctx)  // the session does not own the global listener
-//
-// The package feedkit does this for you when its Config enables the concurrent listener.
 package concurrent

@@ -20,7 +20,8 @@ import (
 //
 //   - OnRecoveryInitiated for the whole producer (no Event) records its RecoveryContext.
 //     A newer one supersedes the older: a status still held back for the older recovery is
-//     dropped, since the producer is being recovered again and its up will follow.
+//     dropped, since the producer is being recovered again and its up will follow. A
+//     recovery without a request id cannot be told from live traffic, so it records none.
 //   - OnProducerStatusChange with an up reason (FirstRecoveryCompleted,
 //     ProcessingQueueDelayStabilized, ReturnedFromInactivity) is held back while the
 //     producer's recorded context has tasks pending, and forwarded the moment the last one
@@ -28,13 +29,22 @@ import (
 //     once. Ups that arrive while one is held back join it, in order.
 //   - Any other status change (down, delayed) cancels the ups held back for the producer
 //     and is forwarded at once: the customer never sees an up after a later down.
+//   - If messages of the recovery were abandoned rather than delivered (a dispatcher closed
+//     before it ran them), its up is dropped, not forwarded: the customer has not seen
+//     the whole recovery.
 //   - OnEventRecoveryCompleted is held back likewise until the tasks of its request are
 //     done (it carries its request id, so its context is exact). The seed forwarded it at
 //     once, before the replayed messages of the event had all been processed.
 //   - Every other call is forwarded at once.
 //
-// The customer's listener is called on one goroutine, in the order of these decisions;
-// a call that panics is reported and the next goes on.
+// The customer's listener is called on one goroutine of the GlobalEventsListener, in the
+// order of these decisions, with a context of its own (the caller's is not passed on); a
+// call that panics is reported and the next goes on.
+//
+// A task is counted when it is dispatched. An up must therefore come after every message
+// of its recovery has been dispatched, on every session that receives some: the recovery
+// manager sends it after snapshot_complete, which the feed sends after the replayed
+// messages, on each session.
 type GlobalEventsListener struct {
 	l       feed.GlobalEventsListener
 	tracker *TaskLifecycleTracker
@@ -46,9 +56,10 @@ type GlobalEventsListener struct {
 	recovering map[int]RecoveryContext // producer → its latest producer recovery
 	held       map[int]*heldUps        // producer → the ups held back
 	heldEvents map[*heldEvent]struct{}
-	closed     bool // nothing is held any more: every call is dropped
+	closed     bool     // nothing is held any more: every call is dropped
+	logs       []func() // log records made under mu, written once it is released
 
-	forwarded, deferred, released, cancelled, superseded, dropped atomic.Uint64
+	forwarded, deferred, released, cancelled, superseded, incomplete, dropped atomic.Uint64
 }
 
 // heldUps are the up statuses of one producer waiting for the tasks of rc.
@@ -118,13 +129,17 @@ func (g *GlobalEventsListener) OnConnectionUp(context.Context) {
 // forwards the call.
 func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	if r.Event.IsZero() {
 		rc := RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}
 		if h := g.held[r.Producer]; h != nil && h.rc != rc {
 			g.dropLocked(r.Producer, h, &g.superseded, "superseded by a newer recovery")
 		}
-		g.recovering[r.Producer] = rc
+		if rc.RequestID != 0 {
+			g.recovering[r.Producer] = rc
+		} else {
+			delete(g.recovering, r.Producer) // its messages are counted with the live ones
+		}
 	}
 	g.forwardLocked("OnRecoveryInitiated", func(ctx context.Context) { g.l.OnRecoveryInitiated(ctx, r) })
 }
@@ -133,7 +148,7 @@ func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.Rec
 // done; see the rules on GlobalEventsListener.
 func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	if g.closed {
 		g.dropped.Add(1)
 		return
@@ -153,14 +168,20 @@ func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.
 	}
 	if rc, ok := g.recovering[s.Producer]; ok {
 		h := &heldUps{rc: rc, statuses: []feed.ProducerStatus{s}}
-		stop, waiting := g.tracker.whenIdle(rc, func() { g.release(s.Producer, h) })
-		if waiting {
+		stop, waiting, complete := g.tracker.whenIdle(rc, func(complete bool) { g.release(s.Producer, h, complete) })
+		switch {
+		case waiting:
 			h.stop = stop
 			g.held[s.Producer] = h
 			g.deferred.Add(1)
-			g.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: producer up held back until its recovery's tasks are done",
+			g.logLocked("concurrent: producer up held back until its recovery's tasks are done",
 				slog.Int("producer", s.Producer), slog.Int64("request_id", rc.RequestID),
 				slog.String("reason", s.Reason.String()), slog.Int("pending", g.tracker.Pending(rc)))
+			return
+		case !complete:
+			g.incomplete.Add(1)
+			g.logLocked("concurrent: producer up dropped: messages of its recovery were abandoned",
+				slog.Int("producer", s.Producer), slog.Int64("request_id", rc.RequestID))
 			return
 		}
 	}
@@ -170,24 +191,34 @@ func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.
 // OnEventRecoveryCompleted forwards r once the tasks of its request are done.
 func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	if g.closed {
 		g.dropped.Add(1)
 		return
 	}
+	const method = "OnEventRecoveryCompleted"
 	call := func(ctx context.Context) { g.l.OnEventRecoveryCompleted(ctx, r) }
 	h := &heldEvent{r: r}
-	stop, waiting := g.tracker.whenIdle(RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}, func() {
+	stop, waiting, complete := g.tracker.whenIdle(RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}, func(complete bool) {
 		g.mu.Lock()
-		defer g.mu.Unlock()
-		if _, ok := g.heldEvents[h]; ok {
-			delete(g.heldEvents, h)
+		defer g.unlock()
+		if _, ok := g.heldEvents[h]; !ok {
+			return
+		}
+		delete(g.heldEvents, h)
+		if complete {
 			g.released.Add(1)
-			g.forwardLocked("OnEventRecoveryCompleted", call)
+			g.forwardLocked(method, call)
+		} else {
+			g.incomplete.Add(1)
 		}
 	})
-	if !waiting {
-		g.forwardLocked("OnEventRecoveryCompleted", call)
+	switch {
+	case !waiting && complete:
+		g.forwardLocked(method, call)
+		return
+	case !waiting:
+		g.incomplete.Add(1)
 		return
 	}
 	h.stop = stop
@@ -197,10 +228,14 @@ func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r fee
 
 // release forwards h's statuses once its recovery's tasks are done, unless h was dropped
 // meanwhile.
-func (g *GlobalEventsListener) release(producer int, h *heldUps) {
+func (g *GlobalEventsListener) release(producer int, h *heldUps, complete bool) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	if g.held[producer] != h {
+		return
+	}
+	if !complete {
+		g.dropLocked(producer, h, &g.incomplete, "messages of its recovery were abandoned")
 		return
 	}
 	delete(g.held, producer)
@@ -214,14 +249,30 @@ func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *ato
 	h.stop()
 	delete(g.held, producer)
 	counter.Add(uint64(len(h.statuses)))
-	g.log.LogAttrs(context.Background(), slog.LevelInfo, "concurrent: held-back producer up dropped",
+	g.logLocked("concurrent: held-back producer up dropped",
 		slog.Int("producer", producer), slog.Int64("request_id", h.rc.RequestID),
 		slog.Int("statuses", len(h.statuses)), slog.String("why", why))
 }
 
+// logLocked records a log line to write once g.mu is released: a slow log handler, or one
+// that calls back into g, must not run under the lock that releasing workers take.
+func (g *GlobalEventsListener) logLocked(msg string, attrs ...slog.Attr) {
+	g.logs = append(g.logs, func() { g.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...) })
+}
+
+// unlock releases g.mu and writes the log lines recorded under it.
+func (g *GlobalEventsListener) unlock() {
+	logs := g.logs
+	g.logs = nil
+	g.mu.Unlock()
+	for _, write := range logs {
+		write()
+	}
+}
+
 func (g *GlobalEventsListener) forward(method string, call func(context.Context)) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	g.forwardLocked(method, call)
 }
 
@@ -250,7 +301,7 @@ func (g *GlobalEventsListener) Close(ctx context.Context) error {
 		delete(g.heldEvents, h)
 	}
 	g.closed = true
-	g.mu.Unlock()
+	g.unlock()
 	return g.box.close(ctx)
 }
 
@@ -262,6 +313,7 @@ type GlobalStats struct {
 	Released   uint64 // of those, forwarded when the tasks were done
 	Cancelled  uint64 // ups dropped because a later status came first
 	Superseded uint64 // ups dropped because a newer recovery of the producer began
+	Incomplete uint64 // ups and event recoveries dropped because messages of their recovery were abandoned
 	Dropped    uint64 // calls dropped because the listener was closed, or not made because Close gave up
 }
 
@@ -280,6 +332,7 @@ func (g *GlobalEventsListener) Stats() GlobalStats {
 		Released:   g.released.Load(),
 		Cancelled:  g.cancelled.Load(),
 		Superseded: g.superseded.Load(),
+		Incomplete: g.incomplete.Load(),
 		Dropped:    g.dropped.Load() + g.box.skipped.Load(),
 	}
 }

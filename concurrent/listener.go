@@ -30,14 +30,14 @@ type OddsFeedListener struct {
 	sched   scheduler
 	workers []worker
 
-	ctx     context.Context // passed to the listener; cancelled when Close gives up
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	done    chan struct{} // closed when every worker has exited
-	close   sync.Once
-	closing atomic.Bool
+	ctx    context.Context // passed to the listener; cancelled when Close gives up
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	done   chan struct{} // closed when every worker has exited
+	close  sync.Once
 
 	dispatched, inline, abandoned atomic.Uint64
+	inlineRunning                 atomic.Int32
 }
 
 var (
@@ -97,16 +97,21 @@ func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
 // deliverNow delivers an unroutable event on the calling goroutine, still tracked so
 // that the counts of its context stay true.
 func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error {
-	if c.closing.Load() {
-		return feed.ErrDispatcherClosed
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The call holds the scheduler as a worker holds a lane: Close waits for it, and the
+	// listener's context is not cancelled under it.
+	if !c.sched.hold() {
+		return feed.ErrDispatcherClosed
+	}
+	defer c.sched.unhold()
 	c.dispatched.Add(1)
 	k := c.tracker.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	k.Start()
+	c.inlineRunning.Add(1)
 	err := feed.Deliver(c.ctx, c.l, &ev)
+	c.inlineRunning.Add(-1)
 	k.Complete()
 	c.inline.Add(1)
 	c.rep.Report(c.ctx, err)
@@ -181,11 +186,16 @@ func (c *OddsFeedListener) run(w *worker, t *task) {
 // worker has exited. If ctx ends first, the tasks not yet started are abandoned (and
 // recorded so in the tracker), the context passed to the listener is cancelled, and Close
 // returns ctx.Err() without waiting for a listener call that ignores its context.
+//
+// Close waits for the listener calls in progress, so a listener must not call it (it would
+// wait for its own return); to stop from a listener, call Close on a new goroutine.
 func (c *OddsFeedListener) Close(ctx context.Context) error {
-	c.close.Do(func() {
-		c.closing.Store(true)
-		c.sched.close()
-	})
+	c.close.Do(c.sched.close)
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
 	select {
 	case <-c.done:
 		return nil
@@ -198,7 +208,7 @@ func (c *OddsFeedListener) Close(ctx context.Context) error {
 
 // Stats is a snapshot of an OddsFeedListener's gauges and counters.
 type Stats struct {
-	Queued     int      // tasks waiting for a worker
+	Queued     int      // tasks waiting in their match's queue (a worker's batch in hand, up to 16, is not counted)
 	Running    int      // listener calls in progress
 	Matches    int      // matches with tasks queued or running
 	Dispatched uint64   // tasks accepted
@@ -225,6 +235,7 @@ func (c *OddsFeedListener) Stats() Stats {
 		Workers:    make([]uint64, len(c.workers)),
 	}
 	st.Queued, st.Matches = c.sched.stats()
+	st.Running = int(c.inlineRunning.Load())
 	for i := range c.workers {
 		w := &c.workers[i]
 		st.Workers[i] = w.completed.Load()

@@ -91,6 +91,11 @@ func (b *mailbox) close(ctx context.Context) error {
 	b.cond.Signal()
 	b.mu.Unlock()
 	select {
+	case <-b.done: // already closed: ctx is not needed
+		return nil
+	default:
+	}
+	select {
 	case <-b.done:
 		return nil
 	case <-ctx.Done():

@@ -71,7 +71,7 @@ type scheduler struct {
 	ready   ring[*lane]
 	free    []*lane
 	queued  int  // tasks in lanes, not yet taken by a worker
-	holding int  // workers holding a lane
+	holding int  // workers holding a lane, and inline deliveries in progress
 	idle    int  // workers waiting for a ready lane
 	waking  bool // a worker was signalled and has not yet looked at the ready list
 	blocked int  // puts waiting for room
@@ -197,9 +197,35 @@ func (s *scheduler) release(ln *lane) {
 	if len(s.free) < maxFreeLanes {
 		s.free = append(s.free, ln)
 	}
+	s.exitIfDoneLocked()
+}
+
+// exitIfDoneLocked lets the idle workers exit once the scheduler is closed and nothing is
+// left to run or held.
+func (s *scheduler) exitIfDoneLocked() {
 	if s.closed && s.holding == 0 && s.ready.len() == 0 {
-		s.work.Broadcast() // the last lane is done: let the idle workers exit
+		s.work.Broadcast()
 	}
+}
+
+// hold registers work done outside the workers (an inline delivery) that Close must wait
+// for, as for a held lane; it reports false once the scheduler is closed.
+func (s *scheduler) hold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.holding++
+	return true
+}
+
+// unhold ends what hold registered.
+func (s *scheduler) unhold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding--
+	s.exitIfDoneLocked()
 }
 
 // close stops new tasks; the workers finish the queued ones and exit.

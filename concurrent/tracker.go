@@ -32,7 +32,7 @@ type TaskCounts struct {
 }
 
 // Pending returns the tasks allocated and not yet completed or abandoned.
-func (c TaskCounts) Pending() uint64 { return c.Allocated - c.Completed - c.Abandoned }
+func (c TaskCounts) Pending() int { return int(c.Allocated - c.Completed - c.Abandoned) }
 
 // maxIdleContexts bounds the finished recovery contexts a tracker remembers: past it, the
 // counts of finished recoveries are forgotten (the live contexts are always kept).
@@ -45,8 +45,8 @@ const maxIdleContexts = 1024
 // processed.
 //
 // One tracker is shared by every OddsFeedListener of an SDK and by its
-// GlobalEventsListener. It is safe for concurrent use; the zero value is not usable, call
-// NewTaskLifecycleTracker.
+// GlobalEventsListener. It is safe for concurrent use, and its zero value is an empty
+// tracker.
 type TaskLifecycleTracker struct {
 	mu       sync.Mutex
 	contexts map[RecoveryContext]*tracked
@@ -67,7 +67,7 @@ type tracked struct {
 // watcher is a call waiting for a context to become idle.
 type watcher struct {
 	fired atomic.Bool
-	fn    func()
+	fn    func(complete bool)
 }
 
 // NewTaskLifecycleTracker returns a tracker with no task.
@@ -76,7 +76,8 @@ func NewTaskLifecycleTracker() *TaskLifecycleTracker {
 }
 
 // Ticket is one allocated task's handle: the worker that runs it calls Start, then
-// Complete (or Abandon, for a task dropped unstarted). Each of these is called at most once.
+// Complete, or Abandon for a task dropped unstarted. A ticket is finished once: finishing
+// it twice would corrupt the counts, so it panics.
 type Ticket struct {
 	t *TaskLifecycleTracker
 	c *tracked
@@ -96,7 +97,10 @@ func (t *TaskLifecycleTracker) Allocate(rc RecoveryContext) Ticket {
 }
 
 func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
-	if len(t.contexts) >= t.pruneAt {
+	if t.contexts == nil {
+		t.contexts = make(map[RecoveryContext]*tracked)
+	}
+	if len(t.contexts) >= max(t.pruneAt, maxIdleContexts) {
 		for k, c := range t.contexts {
 			if k.RequestID != 0 && c.pending.Load() == 0 && len(c.watchers) == 0 {
 				delete(t.contexts, k)
@@ -125,7 +129,10 @@ func (k Ticket) Context() RecoveryContext { return k.c.rc }
 
 func (t *TaskLifecycleTracker) finish(c *tracked, counter *atomic.Uint64) {
 	counter.Add(1)
-	if c.pending.Add(-1) != 0 {
+	if n := c.pending.Add(-1); n != 0 {
+		if n < 0 {
+			panic("concurrent: a Ticket of " + c.rc.String() + " was completed or abandoned twice")
+		}
 		return
 	}
 	t.mu.Lock()
@@ -137,23 +144,29 @@ func (t *TaskLifecycleTracker) finish(c *tracked, counter *atomic.Uint64) {
 	}
 	ws := c.watchers
 	c.watchers = nil
+	complete := c.abandon.Load() == 0
 	t.mu.Unlock()
 	for _, w := range ws {
 		if w.fired.CompareAndSwap(false, true) {
-			w.fn()
+			w.fn(complete)
 		}
 	}
 }
 
-// whenIdle arranges for fn to be called, on the goroutine that completes rc's last pending
-// task, once rc has none. It reports false, and never calls fn, when rc has no pending task
-// now. stop cancels the call; it reports whether it did so before fn was called.
-func (t *TaskLifecycleTracker) whenIdle(rc RecoveryContext, fn func()) (stop func() bool, waiting bool) {
+// whenIdle arranges for fn to be called, on the goroutine that finishes rc's last pending
+// task, once rc has none; complete tells fn whether every task of rc ran (none was
+// abandoned). When rc has no pending task now, whenIdle reports waiting false, with
+// complete as it stands, and never calls fn. stop cancels the call; it reports whether it
+// did so before fn was called.
+func (t *TaskLifecycleTracker) whenIdle(rc RecoveryContext, fn func(complete bool)) (stop func() bool, waiting, complete bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.contexts[rc]
-	if c == nil || c.pending.Load() == 0 {
-		return nil, false
+	if c == nil {
+		return nil, false, true
+	}
+	if c.pending.Load() == 0 {
+		return nil, false, c.abandon.Load() == 0
 	}
 	w := &watcher{fn: fn}
 	c.watchers = append(c.watchers, w)
@@ -170,13 +183,13 @@ func (t *TaskLifecycleTracker) whenIdle(rc RecoveryContext, fn func()) (stop fun
 		}
 		t.mu.Unlock()
 		return true
-	}, true
+	}, true, false
 }
 
 // Wait blocks until rc has no pending task, or returns ctx.Err() when ctx ends first.
 func (t *TaskLifecycleTracker) Wait(ctx context.Context, rc RecoveryContext) error {
 	idle := make(chan struct{})
-	stop, waiting := t.whenIdle(rc, func() { close(idle) })
+	stop, waiting, _ := t.whenIdle(rc, func(bool) { close(idle) })
 	if !waiting {
 		return nil
 	}

@@ -108,7 +108,7 @@ func TestTrackerCountsPerContext(t *testing.T) {
 	ka[4].Abandon()
 	want := TaskCounts{Allocated: 5, Started: 4, Completed: 2, Abandoned: 1}
 	require.Equal(t, want, tr.Counts(a))
-	require.Equal(t, uint64(2), want.Pending())
+	require.Equal(t, 2, want.Pending())
 	require.Equal(t, 2, tr.Pending(a))
 
 	// b and c untouched by what happened to a.
@@ -246,13 +246,13 @@ func TestTrackerWaitCancelled(t *testing.T) {
 func TestTrackerWhenIdleNotWaitingWhenIdle(t *testing.T) {
 	tr := NewTaskLifecycleTracker()
 	called := false
-	stop, waiting := tr.whenIdle(RecoveryContext{Producer: 1, RequestID: 1}, func() { called = true })
+	stop, waiting, _ := tr.whenIdle(RecoveryContext{Producer: 1, RequestID: 1}, func(bool) { called = true })
 	require.False(t, waiting)
 	require.Nil(t, stop)
 
 	rc := RecoveryContext{Producer: 1, RequestID: 2}
 	tr.Allocate(rc).Complete()
-	stop, waiting = tr.whenIdle(rc, func() { called = true })
+	stop, waiting, _ = tr.whenIdle(rc, func(bool) { called = true })
 	require.False(t, waiting)
 	require.Nil(t, stop)
 
@@ -268,7 +268,7 @@ func TestTrackerWhenIdleFiresOnceOnCompletingGoroutine(t *testing.T) {
 
 	var calls atomic.Int32
 	var firedOn atomic.Uint64
-	stop, waiting := tr.whenIdle(rc, func() {
+	stop, waiting, _ := tr.whenIdle(rc, func(bool) {
 		calls.Add(1)
 		firedOn.Store(trGoroutineID())
 	})
@@ -314,9 +314,9 @@ func TestTrackerWhenIdleStopBeforeFire(t *testing.T) {
 	k := tr.Allocate(rc)
 
 	var stopped, kept atomic.Int32
-	stop, waiting := tr.whenIdle(rc, func() { stopped.Add(1) })
+	stop, waiting, _ := tr.whenIdle(rc, func(bool) { stopped.Add(1) })
 	require.True(t, waiting)
-	_, waiting = tr.whenIdle(rc, func() { kept.Add(1) })
+	_, waiting, _ = tr.whenIdle(rc, func(bool) { kept.Add(1) })
 	require.True(t, waiting)
 	require.Equal(t, 2, trWatchers(tr, rc))
 
@@ -336,7 +336,7 @@ func TestTrackerWhenIdleManyWatchers(t *testing.T) {
 	k := tr.Allocate(rc)
 	var order []int
 	for i := range 5 {
-		_, waiting := tr.whenIdle(rc, func() { order = append(order, i) })
+		_, waiting, _ := tr.whenIdle(rc, func(bool) { order = append(order, i) })
 		require.True(t, waiting)
 	}
 	k.Complete()
@@ -349,7 +349,7 @@ func TestTrackerAbandonCountsTowardIdle(t *testing.T) {
 	ks := []Ticket{tr.Allocate(rc), tr.Allocate(rc), tr.Allocate(rc)}
 
 	var fired atomic.Int32
-	_, waiting := tr.whenIdle(rc, func() { fired.Add(1) })
+	_, waiting, _ := tr.whenIdle(rc, func(bool) { fired.Add(1) })
 	require.True(t, waiting)
 
 	ks[0].Start()
@@ -392,7 +392,7 @@ func TestTrackerConcurrentContexts(t *testing.T) {
 	hold := make([]Ticket, contexts) // keeps each context busy until every worker is done
 	for i, rc := range rcs {
 		hold[i] = tr.Allocate(rc)
-		_, waiting := tr.whenIdle(rc, func() {
+		_, waiting, _ := tr.whenIdle(rc, func(bool) {
 			fired[i].Add(1)
 			lastTask[i].Store(finished[i].Load())
 		})
@@ -528,7 +528,7 @@ func TestTrackerPrunesFinishedRecoveries(t *testing.T) {
 	bk := tr.Allocate(busy)
 	bk.Start()
 	var fired atomic.Int32
-	_, waiting := tr.whenIdle(busy, func() { fired.Add(1) })
+	_, waiting, _ := tr.whenIdle(busy, func(bool) { fired.Add(1) })
 	require.True(t, waiting)
 	tr.Allocate(first).Complete()
 
