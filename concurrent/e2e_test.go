@@ -93,7 +93,7 @@ func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 	}
 	assert.Equal(t, uint64(n), allocated)
 	assert.Len(t, snap, 2, "the simulator's two producers: %v", snap)
-	rig.errs.requireNone(t)
+	require.Empty(t, rig.errs.all(), "errors reported")
 }
 
 // A match whose listener call stalls holds one worker: the messages of every other match
@@ -175,7 +175,7 @@ func TestE2EStalledMatchDelaysNoOtherMatch(t *testing.T) {
 	assert.Equal(t, uint64(n), st.Dispatched)
 	assert.Equal(t, st.Dispatched, st.Completed)
 	assert.Zero(t, st.Queued)
-	rig.errs.requireNone(t)
+	require.Empty(t, rig.errs.all(), "errors reported")
 }
 
 // A recovery replay on the embedded broker: the connection drops, a recovery through the
@@ -317,7 +317,7 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 	for event, msgs := range e2eSentByMatch(before) {
 		e2eRequireSameMessages(t, msgs, gotLive[event], "live messages of %s, in order", event)
 	}
-	rig.errs.requireNone(t)
+	require.Empty(t, rig.errs.all(), "errors reported")
 }
 
 // e2eTimeout bounds each end-to-end test: a hang is a bug, not slowness.
@@ -345,7 +345,7 @@ type e2eRig struct {
 	global   *concurrent.GlobalEventsListener
 	customer *e2eGlobal
 	session  *feed.Session
-	errs     *e2eErrors
+	errs     *errorLog
 }
 
 // e2eStart opens a session with cfg, its Dispatcher and Global set to concurrent listeners
@@ -355,7 +355,7 @@ func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, cfg feed
 	r := &e2eRig{
 		tracker:  concurrent.NewTaskLifecycleTracker(),
 		customer: &e2eGlobal{calls: make(chan string, 64)},
-		errs:     &e2eErrors{},
+		errs:     &errorLog{},
 	}
 	var err error
 	r.odds, err = concurrent.NewOddsFeedListener(l, r.tracker, concurrent.Config{Threads: 8, OnError: r.errs.add})
@@ -428,24 +428,6 @@ func (g *e2eGlobal) next(t *testing.T) string {
 	}
 }
 
-// e2eErrors collects what the session and the listeners report.
-type e2eErrors struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (e *e2eErrors) add(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.errs = append(e.errs, err)
-}
-
-func (e *e2eErrors) requireNone(t *testing.T) {
-	t.Helper()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	require.Empty(t, e.errs, "errors reported")
-}
 
 // e2eSnapshots is a SystemHandler that reports the request id of the first
 // snapshot_complete.
