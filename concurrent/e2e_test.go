@@ -428,7 +428,6 @@ func (g *e2eGlobal) next(t *testing.T) string {
 	}
 }
 
-
 // e2eSnapshots is a SystemHandler that reports the request id of the first
 // snapshot_complete.
 type e2eSnapshots struct {
