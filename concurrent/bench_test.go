@@ -29,7 +29,6 @@ func oddsChanges(matches, producer int) []*feed.OddsChange {
 func BenchmarkOverhead(b *testing.B) {
 	const matches = 1000
 	msgs := oddsChanges(matches, 1)
-	live := RecoveryContext{Producer: 1}
 	ctx := context.Background()
 	b.Run("by-match", func(b *testing.B) {
 		tracker := NewTaskLifecycleTracker()
@@ -38,36 +37,32 @@ func BenchmarkOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer c.Close(ctx)
-		for i := range 200 * matches { // warm up: lanes, rings and maps at their steady size
-			_ = c.OnOddsChange(ctx, msgs[i%matches])
-		}
-		_ = tracker.Wait(ctx, live)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if err := c.OnOddsChange(ctx, msgs[i%matches]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		_ = tracker.Wait(ctx, live)
+		measureOverhead(b, tracker, func(m *feed.OddsChange) error { return c.OnOddsChange(ctx, m) }, msgs)
 	})
 	b.Run("hashed", func(b *testing.B) {
 		tracker := NewTaskLifecycleTracker()
 		a := NewTaskAllocator(feed.BaseOddsFeedListener{}, tracker, 10, DefaultQueueSize/10)
 		defer a.Close()
-		for i := range 200 * matches {
-			_ = a.Submit(ctx, msgs[i%matches])
-		}
-		_ = tracker.Wait(ctx, live)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if err := a.Submit(ctx, msgs[i%matches]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		_ = tracker.Wait(ctx, live)
+		measureOverhead(b, tracker, func(m *feed.OddsChange) error { return a.Submit(ctx, m) }, msgs)
 	})
+}
+
+// measureOverhead warms a scheduler up (lanes, rings and maps at their steady size), then
+// times b.N submissions of msgs, round robin, until the tracker sees them all done.
+func measureOverhead(b *testing.B, tracker *TaskLifecycleTracker, submit func(*feed.OddsChange) error, msgs []*feed.OddsChange) {
+	live := RecoveryContext{Producer: 1}
+	for i := range 200 * len(msgs) {
+		_ = submit(msgs[i%len(msgs)])
+	}
+	_ = tracker.Wait(context.Background(), live)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := submit(msgs[i%len(msgs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = tracker.Wait(context.Background(), live)
 }
 
 // sleepListener blocks each call for a fixed time, as a listener that writes to a
