@@ -71,6 +71,24 @@ func (n NodeID) String() string {
 	return strconv.Itoa(n.id)
 }
 
+// MarshalText implements encoding.TextMarshaler with the form of String, so that a node
+// id persists as "7", or "-" when unset.
+func (n NodeID) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: a number, or "-" or "" for no node.
+func (n *NodeID) UnmarshalText(b []byte) error {
+	if len(b) == 0 || string(b) == "-" {
+		*n = NodeID{}
+		return nil
+	}
+	id, err := strconv.Atoi(string(b))
+	if err != nil {
+		return fmt.Errorf("feed: node id %q is not a number", b)
+	}
+	*n = Node(id)
+	return nil
+}
+
 // RoutingKeyError reports a malformed routing key and the segment at fault.
 type RoutingKeyError struct {
 	Key     string // the key as received

@@ -124,3 +124,17 @@ func TestMessageTypeNames(t *testing.T) {
 	assert.True(t, MessageSnapshotComplete.IsSystem())
 	assert.False(t, MessageOddsChange.IsSystem())
 }
+
+func TestNodeIDText(t *testing.T) {
+	for _, n := range []NodeID{{}, Node(0), Node(7), Node(-3)} {
+		b, err := n.MarshalText()
+		require.NoError(t, err)
+		var back NodeID
+		require.NoError(t, back.UnmarshalText(b))
+		assert.Equal(t, n, back, "%s", b)
+	}
+	var n NodeID
+	require.NoError(t, n.UnmarshalText(nil))
+	assert.False(t, n.IsSet())
+	assert.ErrorContains(t, n.UnmarshalText([]byte("x1")), `node id "x1"`)
+}
