@@ -1,0 +1,55 @@
+package heartbeat
+
+import (
+	"context"
+	"time"
+)
+
+// Advance finds the keys lost by now: every key whose deadline, rounded up to the next
+// tick boundary, is at or before now (a tick boundary is the monitor's creation plus a
+// multiple of Tick). It marks them lost and calls OnLost for each, on this goroutine and
+// outside any lock, unless another goroutine is delivering callbacks of the key's shard
+// at that moment (see the package doc). It returns how many keys it found lost.
+//
+// A key whose deadline had already passed when it was placed (restored, or beaten with
+// an old time, or given a shorter timeout) is found by the next Advance, whatever its now.
+// A now before an earlier Advance's now is taken as that earlier now: time never goes
+// back for the monitor.
+func (m *Monitor[K]) Advance(now time.Time) int {
+	target := floorDiv(m.sinceEpoch(now), m.cfg.tick)
+	note := m.cfg.onLost != nil
+	found := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		found += s.advance(target, note)
+		m.unlockAndDeliver(s) // also delivers what a panicking callback left behind
+	}
+	return found
+}
+
+// Run calls Advance at every tick boundary until ctx ends, and returns ctx.Err(). It waits
+// on one timer of the Clock, set each time to the next boundary (rather than a ticker
+// started at an arbitrary phase), so that under Run a key is found lost at most one Tick
+// after its deadline, plus the time the Advance takes. The goroutine that calls Run owns
+// it; a Monitor needs no Run when its owner calls Advance from a loop of its own.
+func (m *Monitor[K]) Run(ctx context.Context) error {
+	clk := m.cfg.clock
+	t := clk.NewTimer(m.untilNextTick(clk.Now()))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C():
+			m.Advance(clk.Now())
+			t.Reset(m.untilNextTick(clk.Now()))
+		}
+	}
+}
+
+// untilNextTick returns the time from now to the next tick boundary after it.
+func (m *Monitor[K]) untilNextTick(now time.Time) time.Duration {
+	ns := m.sinceEpoch(now)
+	return time.Duration((floorDiv(ns, m.cfg.tick)+1)*m.cfg.tick - ns)
+}
