@@ -1,0 +1,211 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/backoff"
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// Defaults of Config.
+const (
+	DefaultCheckInterval      = 15 * time.Second
+	DefaultRecoveryTimeout    = time.Hour
+	DefaultMaxProcessingDelay = 20 * time.Second
+	DefaultRetryInitial       = time.Second
+	DefaultRetryMax           = 2 * time.Minute
+	DefaultAccount            = "default"
+)
+
+// EnabledEnv is the environment variable that turns recoveries on or off for development,
+// over Config.Disabled: "true" or "false" (any form strconv.ParseBool accepts).
+const EnabledEnv = "FEEDKIT_RECOVERY_ENABLED"
+
+// ErrNoRequester is returned by NewManager for a config without a Requester while
+// recoveries are enabled.
+var ErrNoRequester = errors.New("recovery: Config.Requester is nil and recoveries are enabled (Config.Disabled is false and " + EnabledEnv + " does not turn them off)")
+
+// Requester sends recovery requests to the feed's API; *feed.RecoveryClient is one.
+type Requester interface {
+	InitiateRecovery(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error
+}
+
+// Config configures a Manager. The zero value of each field means its default; Requester
+// is required unless recoveries are disabled.
+type Config struct {
+	// Producers are the producers to follow; nil means feed.DefaultProducers(). Messages
+	// of other producers are counted and ignored.
+	Producers []feed.Producer
+	// Requester sends the recovery requests.
+	Requester Requester
+	// Listener receives producer status changes and recovery initiations, on the
+	// manager's goroutine and in order; it should return promptly (the concurrent
+	// package's GlobalEventsListener does). nil ignores them.
+	Listener feed.GlobalEventsListener
+	// Node is this SDK instance's node id, recorded with each request.
+	Node feed.NodeID
+	// Account names the feed account in the Ledger: the rate limits are shared by every
+	// node and process of one account. "" means DefaultAccount.
+	Account string
+	// Disabled skips the recoveries the manager would request: the producer becomes
+	// healthy at once instead. The EnabledEnv environment variable, when set, overrides it.
+	Disabled bool
+	// MaxRecoveryLength is the longest span a recovery goes back; 0 means
+	// DefaultMaxRecoveryLength. A producer's MaxRecoveryWindow, when shorter, wins.
+	MaxRecoveryLength time.Duration
+	// AssumedDowntime is how far back the recovery of a producer goes when nothing is
+	// known about it; 0 means DefaultAssumedDowntime.
+	AssumedDowntime time.Duration
+	// CheckInterval is how often missing heartbeats, recovery timeouts and processing
+	// delays are checked; 0 means DefaultCheckInterval.
+	CheckInterval time.Duration
+	// HeartbeatLimits overrides the producers' HeartbeatLimit, by producer id: the longest
+	// gap between two alives before the producer is considered disconnected.
+	HeartbeatLimits map[int]time.Duration
+	// RecoveryTimeout is how long a recovery may wait for its snapshot_complete before it
+	// is requested again; 0 means DefaultRecoveryTimeout.
+	RecoveryTimeout time.Duration
+	// MaxProcessingDelay is how late, against the feed's timestamps, live messages may be
+	// processed before the producer is reported down (ProcessingQueueDelayViolation); 0
+	// means DefaultMaxProcessingDelay, a negative value turns the check off.
+	MaxProcessingDelay time.Duration
+	// Limits are the account's rate limits; nil means DefaultLimits().
+	Limits Limits
+	// Ledger counts the account's requests; nil means a MemoryLedger of this manager.
+	Ledger Ledger
+	// Store persists producer records; nil means a MemoryStore of this manager.
+	Store Store
+	// RetryInitial and RetryMax bound the exponential backoff between attempts of a
+	// request the API failed; 0 means DefaultRetryInitial and DefaultRetryMax.
+	RetryInitial, RetryMax time.Duration
+	// Sessions is the number of sessions that deliver system messages to the manager,
+	// through SystemHandler(0) ... SystemHandler(Sessions-1): a recovery is complete when
+	// the snapshot_complete has arrived on every one, since each follows the replay on its
+	// own queue. 0 means 1.
+	Sessions int
+	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
+	Clock clock.Clock
+	// OnError receives every error the manager reports: malformed system messages,
+	// refused and failed requests, store failures. Called from the manager's goroutine.
+	OnError func(error)
+	// Logger logs what the manager does; nil is silent.
+	Logger *slog.Logger
+}
+
+// settings is a Config with its defaults applied.
+type settings struct {
+	Config
+	enabled bool
+	retry   backoff.Policy
+}
+
+func (c Config) resolve(getenv func(string) string) (settings, error) {
+	s := settings{Config: c, enabled: !c.Disabled}
+	if v := getenv(EnabledEnv); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return s, fmt.Errorf("recovery: environment variable %s=%q is not a boolean", EnabledEnv, v)
+		}
+		s.enabled = on
+	}
+	if s.Producers == nil {
+		s.Producers = feed.DefaultProducers()
+	}
+	seen := make(map[int]bool, len(s.Producers))
+	for i, p := range s.Producers {
+		if err := p.Validate(); err != nil {
+			return s, fmt.Errorf("recovery: Config.Producers[%d]: %w", i, err)
+		}
+		if seen[p.ID] {
+			return s, fmt.Errorf("recovery: Config.Producers[%d]: producer %d listed twice", i, p.ID)
+		}
+		seen[p.ID] = true
+	}
+	for id, d := range c.HeartbeatLimits {
+		if !seen[id] {
+			return s, fmt.Errorf("recovery: Config.HeartbeatLimits[%d]: no such producer in Config.Producers", id)
+		}
+		if d <= 0 {
+			return s, fmt.Errorf("recovery: Config.HeartbeatLimits[%d] %v must be positive", id, d)
+		}
+	}
+	if s.enabled && s.Requester == nil {
+		return s, ErrNoRequester
+	}
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"MaxRecoveryLength", &s.MaxRecoveryLength, DefaultMaxRecoveryLength},
+		{"AssumedDowntime", &s.AssumedDowntime, DefaultAssumedDowntime},
+		{"CheckInterval", &s.CheckInterval, DefaultCheckInterval},
+		{"RecoveryTimeout", &s.RecoveryTimeout, DefaultRecoveryTimeout},
+		{"RetryInitial", &s.RetryInitial, DefaultRetryInitial},
+		{"RetryMax", &s.RetryMax, DefaultRetryMax},
+	}
+	for _, d := range durations {
+		switch {
+		case *d.v < 0:
+			return s, fmt.Errorf("recovery: Config.%s %v must not be negative (0 means %v)", d.name, *d.v, d.def)
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	if s.MaxProcessingDelay == 0 {
+		s.MaxProcessingDelay = DefaultMaxProcessingDelay
+	}
+	s.retry = backoff.Policy{Initial: s.RetryInitial, Max: s.RetryMax, Jitter: 0.5}
+	if err := s.retry.Validate("recovery: Config.Retry"); err != nil {
+		return s, err
+	}
+	if s.Limits == nil {
+		s.Limits = DefaultLimits()
+	}
+	if err := s.Limits.Validate(); err != nil {
+		return s, fmt.Errorf("recovery: Config.%s", strings.TrimPrefix(err.Error(), "recovery: "))
+	}
+	switch {
+	case s.Sessions < 0:
+		return s, fmt.Errorf("recovery: Config.Sessions %d must not be negative (0 means 1)", s.Sessions)
+	case s.Sessions == 0:
+		s.Sessions = 1
+	}
+	if s.Account == "" {
+		s.Account = DefaultAccount
+	}
+	if s.Ledger == nil {
+		s.Ledger = NewMemoryLedger()
+	}
+	if s.Store == nil {
+		s.Store = NewMemoryStore()
+	}
+	s.Clock = clock.OrReal(s.Clock)
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// heartbeatLimit returns producer p's heartbeat limit.
+func (s *settings) heartbeatLimit(p feed.Producer) time.Duration {
+	if d, ok := s.HeartbeatLimits[p.ID]; ok {
+		return d
+	}
+	return p.HeartbeatLimit
+}
+
+// maxLength returns how far back a recovery of p may go.
+func (s *settings) maxLength(p feed.Producer) time.Duration {
+	return min(s.MaxRecoveryLength, p.MaxRecoveryWindow)
+}
+
+var osGetenv = os.Getenv

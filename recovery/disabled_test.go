@@ -1,0 +1,146 @@
+package recovery_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// newRigWithAPI is newRig whose manager has a fake API even when the config disables
+// recoveries, so that a test can check the API is never called.
+func newRigWithAPI(t *testing.T, cfg recovery.Config) *rig {
+	t.Helper()
+	api := &fakeAPI{calls: make(chan apiCall, 64)}
+	cfg.Requester = api
+	r := newRig(t, cfg)
+	r.api = api
+	return r
+}
+
+// With recoveries disabled a recovery the manager would request is skipped: the producer
+// is healthy at once, with no API call, and the skip is counted.
+func TestDisabledRecoveryMakesTheProducerHealthyAtOnce(t *testing.T) {
+	t.Setenv(recovery.EnabledEnv, "")
+	r := newRigWithAPI(t, recovery.Config{Disabled: true})
+	r.alive(1, true)
+	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	r.quiet()
+	r.api.none(t)
+	st := r.state(1)
+	assert.Equal(t, recovery.Healthy, st.State)
+	assert.True(t, st.Up)
+	assert.False(t, st.RecoveryPending)
+	assert.Zero(t, st.RecoverySnapshotID)
+	stats := r.m.Stats()
+	assert.Equal(t, uint64(1), stats.RecoveriesSkipped)
+	assert.Zero(t, stats.RecoveriesRequested)
+
+	// A later outage is skipped the same way.
+	r.clk.Advance(5 * time.Second)
+	r.alive(1, false)
+	assert.Equal(t, "down 1 Other", r.next())
+	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	r.quiet()
+	r.api.none(t)
+	assert.Equal(t, uint64(2), r.m.Stats().RecoveriesSkipped)
+}
+
+// A producer restored as recovering is made healthy at its first alive too.
+func TestDisabledRecoverySkipsARestoredRecovery(t *testing.T) {
+	t.Setenv(recovery.EnabledEnv, "")
+	store := recovery.NewMemoryStore()
+	require.NoError(t, store.Save(t.Context(), recovery.Record{Producer: 1, State: recovery.Recovering,
+		RecoveryRequestedAt: t0.Add(-time.Minute), RecoverySnapshotID: 9}))
+	r := newRigWithAPI(t, recovery.Config{Disabled: true, Store: store})
+	r.alive(1, true)
+	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	r.api.none(t)
+	recs, err := store.Load(t.Context())
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, recovery.Healthy, recs[0].State)
+}
+
+// EnabledEnv overrides Config.Disabled both ways; an empty value leaves the config alone.
+func TestEnabledEnvOverridesTheConfig(t *testing.T) {
+	cases := []struct {
+		env      string
+		disabled bool
+		requests bool
+	}{
+		{"", false, true},
+		{"", true, false},
+		{"true", true, true},
+		{"1", true, true},
+		{"TRUE", true, true},
+		{"true", false, true},
+		{"false", false, false},
+		{"0", false, false},
+		{"F", false, false},
+		{"false", true, false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("env=%q,disabled=%v", c.env, c.disabled), func(t *testing.T) {
+			t.Setenv(recovery.EnabledEnv, c.env)
+			r := newRigWithAPI(t, recovery.Config{Disabled: c.disabled})
+			r.alive(1, true)
+			if c.requests {
+				c := r.recovered()
+				assert.Equal(t, t0.Add(-10*time.Minute), c.after)
+				assert.Zero(t, r.m.Stats().RecoveriesSkipped)
+			} else {
+				assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+				r.api.none(t)
+				assert.Equal(t, uint64(1), r.m.Stats().RecoveriesSkipped)
+			}
+			r.quiet()
+		})
+	}
+}
+
+// A value of EnabledEnv that is not a boolean is refused, naming the variable.
+func TestEnabledEnvBadValueIsRefused(t *testing.T) {
+	for _, v := range []string{"maybe", "yes", "on", " true"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(recovery.EnabledEnv, v)
+			_, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), recovery.EnabledEnv)
+			assert.Contains(t, err.Error(), v)
+		})
+	}
+}
+
+// Recoveries enabled need a Requester; disabled ones do not.
+func TestRequesterIsRequiredWhenEnabled(t *testing.T) {
+	cases := []struct {
+		name     string
+		env      string
+		disabled bool
+		wantErr  bool
+	}{
+		{"enabled by default", "", false, true},
+		{"enabled by the environment over the config", "true", true, true},
+		{"disabled by the config", "", true, false},
+		{"disabled by the environment", "false", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(recovery.EnabledEnv, c.env)
+			m, err := recovery.NewManager(recovery.Config{Disabled: c.disabled})
+			if c.wantErr {
+				assert.ErrorIs(t, err, recovery.ErrNoRequester)
+				assert.Nil(t, m)
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, m.Close(context.Background()))
+		})
+	}
+}

@@ -1,0 +1,73 @@
+// Package recovery follows the health of the feed's producers and recovers the messages
+// an outage lost, as the seed's producer workers do, within the account's rate limits.
+//
+// A Manager takes the system messages of the SDK's sessions (alive, snapshot_complete)
+// and the news of a lost connection, checks for missing heartbeats with a
+// heartbeat.Monitor, requests recoveries through the recovery API, and tells the
+// GlobalEventsListener of every status change and recovery initiation. The root package
+// feedkit wires it; it is usable alone.
+//
+//	seed                              package recovery
+//	producer attributes               Record (persisted through a Store)
+//	Radar::AliveWorker                Manager.onAlive
+//	Radar::MissingHeartbeatWorker     heartbeat.Monitor + Manager.onLost, every CheckInterval
+//	Radar::SnapshotCompleteWorker     Manager.onSnapshotComplete
+//	recovery-from time rules          RecoveryFrom
+//	recovery limits                   Limits, Allow, Ledger (MemoryLedger; pgstore.Ledger)
+//	RADAR_RECOVERY_ENABLED            Config.Disabled, EnabledEnv (FEEDKIT_RECOVERY_ENABLED)
+//	MISSING_HEARTBEAT_CHECK_INTERVAL  Config.CheckInterval
+//
+// # States
+//
+// A producer is Healthy, Disconnected (messages may be missing: alives stopped, the
+// connection dropped, or the process has just started) or Recovering (a recovery was
+// accepted and its snapshot_complete is awaited). It is up for the customer when Healthy
+// and its live messages are processed in time.
+//
+// # Rules
+//
+//   - An alive with subscribed=1 updates LastSubscribedAt. If the previous one is older
+//     than the producer's heartbeat limit (15 s live, 5 min prematch; Config.HeartbeatLimits)
+//     the producer is disconnected from that previous alive and recovered; a disconnected
+//     producer is recovered at its first alive.
+//   - An alive with subscribed=0 requests a recovery of the period since the last
+//     subscription, then updates the subscription time.
+//   - Every CheckInterval (15 s), a healthy producer whose last alive is older than its
+//     limit is disconnected (LastDisconnectedAt = that alive, AliveIntervalViolation); a
+//     producer already down is left alone. The recovery waits for its alives.
+//   - A lost connection disconnects the healthy producers (ConnectionDown) and makes a
+//     recovery under way be requested again.
+//   - A snapshot_complete whose request id is not the last requested recovery's is
+//     ignored; the right one, once received on every session, makes the producer healthy
+//     (FirstRecoveryCompleted the first time in the process, then ReturnedFromInactivity).
+//   - A recovery goes back, in this order: (1) for a producer recovering, to its
+//     RecoveryRequestedAt; (2) with no LastDisconnectedAt, to LastSubscribedAt, or else
+//     ten minutes (Config.AssumedDowntime); (3) to at most 60 hours
+//     (Config.MaxRecoveryLength, or the producer's shorter MaxRecoveryWindow); (4) else to
+//     LastDisconnectedAt. The start is chosen when the need arises and registered as the
+//     disconnection, so a request postponed by the limits, or a restart, keeps it.
+//   - Live messages processed more than Config.MaxProcessingDelay (20 s) after their
+//     timestamp make the producer down (ProcessingQueueDelayViolation) until they are in
+//     time again (ProcessingQueueDelayStabilized).
+//   - With recoveries disabled, a needed recovery is skipped and the producer becomes
+//     healthy at once.
+//
+// # Rate limits
+//
+// The feed limits the recovery requests of an account, by the length of the recovery:
+// 24–60 h: 4 per 2 hours and 2 per 30 minutes; 30 min–24 h: 10 per hour and 4 per 10
+// minutes; under 30 min: 60 per hour and 20 per 10 minutes. The limits are exact sliding
+// windows (Allow): a request is refused only while a window holds its maximum, and is
+// scheduled for the moment the oldest request counted leaves it, with a timer, not a
+// loop. Each tier counts the requests of its own length class. Only successful requests
+// count: a place is reserved in the Ledger before the API is called, atomically across
+// every node and process of the account, and given back when the API refuses or fails.
+// Failed requests (5xx, 429, timeouts) are reported and retried with exponential backoff
+// (or after the API's Retry-After); the producer stays down meanwhile.
+//
+// # Persistence
+//
+// Records are saved through a Store (MemoryStore, FileStore, pgstore.Store) on every
+// change, and a bare alive's LastSubscribedAt at most once per CheckInterval. A restarted
+// process starts every producer down and recovers it from where its record says.
+package recovery

@@ -1,0 +1,82 @@
+package recovery_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// requesterFunc adapts a function to recovery.Requester. In production the requester is
+// a *feed.RecoveryClient.
+type requesterFunc func(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error
+
+func (f requesterFunc) InitiateRecovery(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error {
+	return f(ctx, p, after, requestID)
+}
+
+// statusPrinter is the SDK user's GlobalEventsListener: it prints what the manager tells.
+type statusPrinter struct {
+	feed.BaseGlobalEventsListener
+	up chan<- struct{}
+}
+
+func (l statusPrinter) OnRecoveryInitiated(_ context.Context, ri feed.RecoveryInitiated) {
+	fmt.Printf("recovery of producer %d initiated, replaying since %s\n", ri.Producer, ri.After.Format(time.TimeOnly))
+}
+
+func (l statusPrinter) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+	fmt.Printf("producer %d down=%v (%s)\n", s.Producer, s.Down, s.Reason)
+	if !s.Down {
+		close(l.up)
+	}
+}
+
+// A manager follows the live producer: its first alive asks for a recovery of the last ten
+// minutes (nothing is known of what was missed), and the snapshot_complete of that request
+// makes the producer healthy.
+func ExampleManager() {
+	live, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	requests := make(chan int64, 1)
+	up := make(chan struct{})
+	m, err := recovery.NewManager(recovery.Config{
+		Producers: []feed.Producer{live},
+		Requester: requesterFunc(func(_ context.Context, p feed.Producer, after time.Time, id int64) error {
+			requests <- id // accepted
+			return nil
+		}),
+		Listener: statusPrinter{up: up},
+		// A fixed clock keeps the example's output stable; leave Clock nil for the wall clock.
+		Clock: clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := m.Open(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close(ctx)
+
+	// The session hands the manager the system messages of the feed.
+	alive, _ := feed.ParseRoutingKey("-.-.-.alive.-.-.-.-")
+	m.HandleSystem(feed.Event{RawKey: alive.String(), Key: alive,
+		Body: []byte(`<alive product="1" timestamp="1795262400000" subscribed="1"/>`)})
+
+	id := <-requests
+	snapshot, _ := feed.ParseRoutingKey("-.-.-.snapshot_complete.-.-.-.-")
+	m.HandleSystem(feed.Event{RawKey: snapshot.String(), Key: snapshot,
+		Body: fmt.Appendf(nil, `<snapshot_complete product="1" timestamp="1795262401000" request_id="%d"/>`, id)})
+
+	<-up
+	fmt.Println("producer 1 is", m.Producers()[0].State)
+	// Output:
+	// recovery of producer 1 initiated, replaying since 11:50:00
+	// producer 1 down=false (FirstRecoveryCompleted)
+	// producer 1 is healthy
+}

@@ -1,0 +1,373 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/heartbeat"
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// Manager follows the health of the feed's producers and recovers what was lost: it reads
+// the system messages of the SDK's sessions (alive, snapshot_complete), checks for missing
+// heartbeats, requests recoveries within the account's rate limits, and reports every
+// change to the GlobalEventsListener. See the package documentation for the rules.
+//
+// All decisions are taken on one goroutine of the manager, so the rules never race with
+// each other; the recovery API is called on goroutines of their own, so a slow API delays
+// no alive.
+type Manager struct {
+	s         settings
+	mon       *heartbeat.Monitor[int]
+	producers map[int]*producer // the set is fixed by New; fields are guarded by mu
+	order     []*producer       // in Config.Producers order
+
+	inbox   chan input
+	results chan result
+	closing chan struct{} // closed by Close: HandleSystem stops waiting on a full inbox
+
+	mu      sync.Mutex
+	effects []func() // calls to make once mu is released (store, listener, reports)
+	nextID  int64    // the last request id used
+	stats   Stats
+	state   lifecycle
+	ctx     context.Context // the loop's, cancelled by Close
+	cancel  context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup // the loop and the request goroutines
+	retry   clock.Timer    // fires at the earliest scheduled retry
+	tick    clock.Ticker   // every CheckInterval
+}
+
+type lifecycle uint8
+
+const (
+	created lifecycle = iota
+	open
+	closed
+)
+
+// producer is the manager's state of one producer.
+type producer struct {
+	feed   feed.Producer
+	limit  time.Duration // heartbeat limit
+	maxLen time.Duration // longest recovery
+
+	rec       Record
+	up        bool      // the customer was last told the producer is up
+	delayed   bool      // live messages are processed too late
+	recovered bool      // a recovery has completed in this process (FirstRecoveryCompleted)
+	needs     bool      // a recovery must be requested
+	from      time.Time // where that recovery goes back to, chosen when the need arose
+	again     bool      // a new need arose while a request was in flight
+	inFlight  int64     // the request id being sent; 0 when none
+	attempt   int       // failed attempts of the needed request
+	retryAt   time.Time // no attempt before this (rate limit, backoff)
+	snapID    int64     // the request whose snapshot_complete copies are being collected
+	snapSeen  map[int]bool
+	lastAlive time.Time // the feed's timestamp of the last alive, to drop duplicates
+	savedAt   time.Time // when the record was last saved
+
+	// maxDelay is the largest processing delay of a live message since the last check,
+	// in nanoseconds; noDelay when no message was processed. Written by the dispatchers.
+	maxDelay atomic.Int64
+}
+
+const noDelay = math.MinInt64
+
+// input is what the sessions hand the manager.
+type input struct {
+	ev       feed.Event
+	session  int
+	connDown bool
+	err      error
+	barrier  chan struct{} // closed once everything due before it is handled (tests)
+}
+
+// NewManager checks cfg and returns a manager; it starts nothing until Open.
+func NewManager(cfg Config) (*Manager, error) {
+	s, err := cfg.resolve(osGetenv)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		s:         s,
+		producers: make(map[int]*producer, len(s.Producers)),
+		inbox:     make(chan input, 1024),
+		results:   make(chan result, len(s.Producers)),
+		closing:   make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	for _, fp := range s.Producers {
+		p := &producer{feed: fp, limit: s.heartbeatLimit(fp), maxLen: s.maxLength(fp),
+			rec: Record{Producer: fp.ID, State: Disconnected}, snapSeen: make(map[int]bool)}
+		p.maxDelay.Store(noDelay)
+		m.producers[fp.ID] = p
+		m.order = append(m.order, p)
+	}
+	m.mon, err = heartbeat.New(heartbeat.Config[int]{
+		TimeoutOf: func(id int) time.Duration { return m.producers[id].limit },
+		Timeout:   feed.LiveHeartbeatLimit,
+		Tick:      s.CheckInterval,
+		OnLost:    m.onLost,
+		Clock:     s.Clock,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recovery: %w", err)
+	}
+	return m, nil
+}
+
+// ErrClosed is returned by Open on a closed manager.
+var ErrClosed = errors.New("recovery: manager closed")
+
+// Open loads the producer records from the Store and starts the manager. Producers start
+// down: a producer that was healthy when its record was saved has missed what was sent
+// while this process was not running, so each producer is recovered when its alives
+// arrive. Open may be retried after a failure.
+func (m *Manager) Open(ctx context.Context) error {
+	recs, err := m.s.Store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("recovery: loading producer records: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch m.state {
+	case open:
+		return errors.New("recovery: manager already open")
+	case closed:
+		return ErrClosed
+	}
+	for _, r := range recs {
+		p, ok := m.producers[r.Producer]
+		if !ok {
+			continue
+		}
+		p.rec = r
+		switch r.State {
+		case Healthy:
+			// Nothing was received while the process was down: recover from the last
+			// subscription (rule 2a) at the first alive.
+			p.rec.State = Disconnected
+		case Recovering:
+			// Its replay went to the queue of the process that asked for it.
+			p.needs = true
+			p.from, _ = RecoveryFrom(p.rec, m.s.Clock.Now(), p.maxLen, m.s.AssumedDowntime)
+		}
+		m.nextID = max(m.nextID, r.RecoverySnapshotID)
+	}
+	// Ids of requests that failed are not saved, and the API may have accepted one of them
+	// anyway: start above any id an earlier process may have used, from the clock in
+	// seconds (ids are far rarer than seconds, as the rate limits see to), so that a late
+	// snapshot_complete of an old request never completes a new one.
+	m.nextID = max(m.nextID, m.s.Clock.Now().Unix())
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.retry = m.s.Clock.NewTimer(time.Hour)
+	m.retry.Stop()
+	m.tick = m.s.Clock.NewTicker(m.s.CheckInterval)
+	m.state = open
+	m.wg.Add(1)
+	go m.run()
+	return nil
+}
+
+// Close stops the manager and waits for its goroutines; a request being sent is
+// abandoned. If ctx ends first Close returns ctx.Err(). Close of a closed manager
+// returns nil.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	was := m.state
+	m.state = closed
+	m.mu.Unlock()
+	if was == closed {
+		return nil
+	}
+	close(m.closing)
+	if was == created {
+		return nil
+	}
+	m.cancel()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// HandleSystem takes a system message of the first session; see SystemHandler.
+func (m *Manager) HandleSystem(ev feed.Event) { m.post(input{ev: ev}) }
+
+// SystemHandler returns the handler for the system messages of session i, numbered from
+// 0 to Config.Sessions-1. Its HandleSystem only queues the message for the manager's
+// goroutine; it waits while the manager's queue is full, which slows the session's
+// reading down rather than lose an alive.
+func (m *Manager) SystemHandler(i int) feed.SystemHandler {
+	if i < 0 || i >= m.s.Sessions {
+		panic(fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, m.s.Sessions))
+	}
+	return sessionHandler{m, i}
+}
+
+type sessionHandler struct {
+	m *Manager
+	i int
+}
+
+func (h sessionHandler) HandleSystem(ev feed.Event) { h.m.post(input{ev: ev, session: h.i}) }
+
+// ConnectionDown tells the manager that the broker connection was lost: what the feed
+// sends meanwhile is lost, so every healthy producer is disconnected (ConnectionDown) and
+// a recovery in progress must be requested again.
+func (m *Manager) ConnectionDown(err error) { m.post(input{connDown: true, err: err}) }
+
+func (m *Manager) post(in input) {
+	select {
+	case m.inbox <- in:
+	case <-m.closing:
+	}
+}
+
+// ObserveProcessed records that a message with header h finished processing at at, for
+// the processing-delay check. Dispatchers call it after each listener call; it is cheap
+// and safe for concurrent use. Replayed messages (a request id) are old by design and do
+// not count.
+func (m *Manager) ObserveProcessed(h *feed.Header, at time.Time) {
+	if h.RequestID != 0 || h.Timestamp.IsZero() {
+		return
+	}
+	p, ok := m.producers[h.Producer]
+	if !ok {
+		return
+	}
+	d := int64(at.Sub(h.Timestamp))
+	for {
+		old := p.maxDelay.Load()
+		if d <= old || p.maxDelay.CompareAndSwap(old, d) {
+			return
+		}
+	}
+}
+
+func (m *Manager) run() {
+	defer m.wg.Done()
+	tick := m.tick
+	defer tick.Stop()
+	defer m.retry.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case in := <-m.inbox:
+			if in.barrier != nil {
+				m.drainDue(tick)
+				close(in.barrier)
+				continue
+			}
+			m.handleInput(in)
+		case r := <-m.results:
+			m.do(func(now time.Time) { m.onResult(r, now) })
+		case now := <-tick.C():
+			m.check(now)
+		case <-m.retry.C():
+			m.do(func(now time.Time) {
+				for _, p := range m.order {
+					m.kick(p, now)
+				}
+			})
+		}
+	}
+}
+
+// drainDue handles a tick or a retry that is due but not yet taken, so that a barrier
+// comes after them.
+func (m *Manager) drainDue(tick clock.Ticker) {
+	select {
+	case now := <-tick.C():
+		m.check(now)
+	default:
+	}
+	select {
+	case <-m.retry.C():
+		m.do(func(now time.Time) {
+			for _, p := range m.order {
+				m.kick(p, now)
+			}
+		})
+	default:
+	}
+}
+
+// do runs f under the lock, then the effects f queued (store writes, listener calls,
+// reports) without it, in order, then re-arms the retry timer.
+func (m *Manager) do(f func(now time.Time)) {
+	m.mu.Lock()
+	now := m.s.Clock.Now()
+	f(now)
+	effects := m.effects
+	m.effects = nil
+	next := m.nextRetryLocked(now)
+	m.mu.Unlock()
+	for _, e := range effects {
+		e()
+	}
+	if !next.IsZero() {
+		m.retry.Reset(max(next.Sub(m.s.Clock.Now()), 0))
+	}
+}
+
+// nextRetryLocked returns the earliest scheduled retry, zero when none.
+func (m *Manager) nextRetryLocked(now time.Time) time.Time {
+	var next time.Time
+	for _, p := range m.order {
+		if p.needs && p.inFlight == 0 && !p.retryAt.IsZero() && (next.IsZero() || p.retryAt.Before(next)) {
+			next = p.retryAt
+		}
+	}
+	return next
+}
+
+func (m *Manager) handleInput(in input) {
+	if in.connDown {
+		m.do(func(now time.Time) { m.onConnectionDown(in.err, now) })
+		return
+	}
+	ev := in.ev
+	switch ev.Key.Type {
+	case feed.MessageAlive:
+		a, err := feed.DecodeAlive(ev.Body)
+		if err != nil {
+			m.do(func(time.Time) { m.malformedLocked(ev, err) })
+			return
+		}
+		m.do(func(now time.Time) { m.onAlive(a, now) })
+	case feed.MessageSnapshotComplete:
+		sc, err := feed.DecodeSnapshotComplete(ev.Body)
+		if err != nil {
+			m.do(func(time.Time) { m.malformedLocked(ev, err) })
+			return
+		}
+		m.do(func(now time.Time) { m.onSnapshotComplete(sc, in.session, now) })
+	}
+}
+
+// check runs every CheckInterval: missing heartbeats (through the monitor, whose OnLost
+// takes the lock itself), recovery timeouts and processing delays.
+func (m *Manager) check(now time.Time) {
+	m.mon.Advance(now)
+	m.do(func(now time.Time) {
+		for _, p := range m.order {
+			m.checkSilent(p, now)
+			m.checkTimeout(p, now)
+			m.checkDelay(p, now)
+		}
+	})
+}

@@ -1,0 +1,218 @@
+package recovery_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// stores opens, for a restart, the store a previous process used: the same MemoryStore
+// (a restart within the process), or a new FileStore over the same file.
+var stores = []struct {
+	name string
+	open func(t *testing.T) func() recovery.Store
+}{
+	{"MemoryStore", func(*testing.T) func() recovery.Store {
+		s := recovery.NewMemoryStore()
+		return func() recovery.Store { return s }
+	}},
+	{"FileStore", func(t *testing.T) func() recovery.Store {
+		path := filepath.Join(t.TempDir(), "producers.json")
+		return func() recovery.Store { return recovery.NewFileStore(path) }
+	}},
+}
+
+// Manager A gets producer 1 healthy and receives alives every 5 s, then closes. Manager B
+// on the same store starts with the producer down, and its first alive recovers from the
+// last subscription A saved (rule 2a).
+//
+// A saves an alive that changes nothing else at most once per CheckInterval, so the saved
+// last_subscribed_at may lag the true last alive by less than one CheckInterval: B recovers
+// a few seconds more than it lost, never less. The test checks those bounds rather than
+// one exact time.
+func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			open := s.open(t)
+			a := newRigAt(t, recovery.Config{Store: open()}, t0)
+			a.healthy(1)
+			aState := a.state(1)
+			for range 8 { // alives at t0+5s ... t0+40s
+				a.advance(5*time.Second, check)
+				a.alive(1, true)
+			}
+			lastAlive := a.clk.Now()
+			require.Equal(t, lastAlive, a.state(1).LastSubscribedAt)
+			require.NoError(t, a.m.Close(context.Background()))
+
+			start := lastAlive.Add(time.Minute)
+			b := newRigAt(t, recovery.Config{Store: open()}, start)
+			st := b.state(1)
+			assert.Equal(t, recovery.Disconnected, st.State, "a producer starts down after a restart")
+			assert.False(t, st.Up)
+			assert.Zero(t, st.LastDisconnectedAt)
+			saved := st.LastSubscribedAt
+			assert.False(t, saved.After(lastAlive), "saved %v, last alive %v", saved, lastAlive)
+			assert.False(t, saved.Before(lastAlive.Add(-check)), "saved %v, last alive %v", saved, lastAlive)
+			b.api.none(t)
+
+			b.alive(1, true)
+			c := b.recovered()
+			assert.True(t, c.after.Equal(saved), "rule 2a: from %v, want %v", c.after, saved)
+			assert.Greater(t, c.id, aState.RecoverySnapshotID, "B's request ids follow A's")
+			b.snapshot(0, 1, c.id)
+			assert.Equal(t, "up 1 FirstRecoveryCompleted", b.next(), "first in B's process")
+			b.quiet()
+		})
+	}
+}
+
+// A record saved while recovering is requested again at B's first alive, from its
+// recovery_requested_at (rule 1), with an id above the saved one; the old request's
+// snapshot_complete no longer ends it.
+func TestRestartWhileRecoveringRequestsAgainFromTheRequestTime(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			open := s.open(t)
+			a := newRigAt(t, recovery.Config{Store: open()}, t0)
+			a.alive(1, true)
+			old := a.recovered()
+			requestedAt := a.clk.Now()
+			a.advance(10*time.Second, check)
+			a.alive(1, true)
+			require.NoError(t, a.m.Close(context.Background()))
+
+			b := newRigAt(t, recovery.Config{Store: open()}, t0.Add(2*time.Minute))
+			st := b.state(1)
+			assert.Equal(t, recovery.Recovering, st.State)
+			assert.False(t, st.Up)
+			assert.True(t, st.RecoveryPending)
+			b.advance(time.Minute, check)
+			b.api.none(t) // nothing before the first alive
+			b.snapshot(0, 1, old.id)
+			b.quiet() // the replay went to A's queue
+
+			b.alive(1, true)
+			c := b.recovered()
+			assert.True(t, c.after.Equal(requestedAt), "rule 1: from %v, want %v", c.after, requestedAt)
+			assert.Greater(t, c.id, old.id)
+			b.snapshot(0, 1, old.id)
+			b.quiet()
+			assert.Equal(t, recovery.Recovering, b.state(1).State)
+			b.snapshot(0, 1, c.id)
+			assert.Equal(t, "up 1 FirstRecoveryCompleted", b.next())
+		})
+	}
+}
+
+// A restored disconnection (rule 4) is recovered from last_disconnected_at.
+func TestRestartAfterADisconnectionRecoversFromIt(t *testing.T) {
+	store := recovery.NewMemoryStore()
+	a := newRigAt(t, recovery.Config{Store: store}, t0)
+	a.healthy(1)
+	a.advance(10*time.Second, check)
+	a.alive(1, true)
+	lastAlive := a.clk.Now()
+	a.advance(time.Minute, check) // silence: disconnected at the last alive
+	require.Equal(t, "down 1 AliveIntervalViolation", a.next())
+	require.NoError(t, a.m.Close(context.Background()))
+
+	b := newRigAt(t, recovery.Config{Store: store}, lastAlive.Add(time.Hour))
+	assert.Equal(t, lastAlive, b.state(1).LastDisconnectedAt)
+	b.alive(1, true)
+	c := b.recovered()
+	assert.Equal(t, lastAlive, c.after, "rule 4")
+}
+
+// A request A sent to the API whose answer was lost (a timeout: the API may well have
+// accepted it) is followed by a restart. Its replay, and its snapshot_complete, may still
+// arrive, so B must not use its id again: B would take that snapshot_complete for the end
+// of its own recovery.
+func TestRestartNeverReusesARequestIDSentBefore(t *testing.T) {
+	store := recovery.NewMemoryStore()
+	a := newRigAt(t, recovery.Config{Store: store}, t0)
+	a.healthy(1)
+	a.clk.Advance(5 * time.Second)
+	a.api.failNext(context.DeadlineExceeded)
+	a.alive(1, false)
+	require.Equal(t, "down 1 Other", a.next())
+	lost := a.api.next(t)
+	require.ErrorIs(t, a.nextErr(), context.DeadlineExceeded)
+	require.NoError(t, a.m.Close(context.Background()))
+
+	b := newRigAt(t, recovery.Config{Store: store}, a.clk.Now().Add(time.Minute))
+	b.alive(1, true)
+	c := b.recovered()
+	assert.Greater(t, c.id, lost.id,
+		"request %d reached the API before the restart; B's request must have a new id", lost.id)
+}
+
+// failingStore is a MemoryStore whose Load and Save fail while told to.
+type failingStore struct {
+	recovery.MemoryStore
+	mu               sync.Mutex
+	loadErr, saveErr error
+	loads, saves     int
+}
+
+func (s *failingStore) Load(ctx context.Context) ([]recovery.Record, error) {
+	s.mu.Lock()
+	s.loads++
+	err := s.loadErr
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.MemoryStore.Load(ctx)
+}
+
+func (s *failingStore) Save(ctx context.Context, r recovery.Record) error {
+	s.mu.Lock()
+	s.saves++
+	err := s.saveErr
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.MemoryStore.Save(ctx, r)
+}
+
+// Open fails when the store cannot be loaded, and may be tried again.
+func TestOpenFailsWhenTheStoreFailsAndMayBeRetried(t *testing.T) {
+	store := &failingStore{loadErr: errBoom}
+	m, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}, Store: store})
+	require.NoError(t, err)
+	err = m.Open(t.Context())
+	assert.ErrorIs(t, err, errBoom)
+	assert.Contains(t, err.Error(), "loading producer records")
+	store.mu.Lock()
+	store.loadErr = nil
+	store.mu.Unlock()
+	require.NoError(t, m.Open(t.Context()))
+	require.NoError(t, m.Close(context.Background()))
+}
+
+// A record that cannot be saved is reported, naming the producer; the manager goes on.
+func TestSaveFailureIsReported(t *testing.T) {
+	store := &failingStore{saveErr: errBoom}
+	r := newRig(t, recovery.Config{Store: store})
+	r.alive(1, true)
+	err := r.nextErr()
+	assert.ErrorIs(t, err, errBoom)
+	assert.Contains(t, err.Error(), "producer 1")
+	c := r.api.next(t)
+	assert.Equal(t, fmt.Sprintf("initiated 1 #%d from 11:50:00", c.id), r.next())
+	require.ErrorIs(t, r.nextErr(), errBoom) // the save of the request
+	r.snapshot(0, 1, c.id)
+	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.ErrorIs(t, r.nextErr(), errBoom)
+	r.quiet()
+}

@@ -1,0 +1,192 @@
+package recovery_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// The rig runs a Manager on a fake clock with a fake recovery API and records what it
+// tells the listener and OnError, as a sequence of lines a test waits for.
+type rig struct {
+	t      *testing.T
+	clk    *clock.Fake
+	m      *recovery.Manager
+	api    *fakeAPI
+	events chan string // "down 1 AliveIntervalViolation", "up 1 FirstRecoveryCompleted", "initiated 1 #3 from 12:00:00"
+	errs   chan error
+}
+
+// lo and pre are the live and prematch producers of the rigs (limits 15 s and 5 min).
+var (
+	lo, _  = feed.LookupProducer(feed.DefaultProducers(), 1)
+	pre, _ = feed.LookupProducer(feed.DefaultProducers(), 3)
+)
+
+func newRig(t *testing.T, cfg recovery.Config) *rig {
+	t.Helper()
+	return newRigAt(t, cfg, t0)
+}
+
+// alive sends an alive of producer p stamped now, as a session would.
+func (r *rig) alive(p int, subscribed bool) {
+	r.system(0, &feed.Alive{Header: feed.Header{Producer: p, Timestamp: r.clk.Now()}, Subscribed: subscribed})
+}
+
+// snapshot sends the snapshot_complete of request id on session s.
+func (r *rig) snapshot(s, p int, id int64) {
+	r.system(s, &feed.SnapshotComplete{Header: feed.Header{Producer: p, Timestamp: r.clk.Now(), RequestID: id}})
+}
+
+func (r *rig) system(session int, m feed.Message) {
+	body := feedtest.Marshal(m)
+	key := feed.RoutingKey{Type: m.Type()}
+	r.m.SystemHandler(session).HandleSystem(feed.Event{RawKey: key.String(), Key: key, Body: body,
+		Producer: m.MessageHeader().Producer, RequestID: m.MessageHeader().RequestID})
+	r.flush()
+}
+
+// advance moves the clock in steps no longer than the check interval, so that no tick is
+// lost, and lets the manager handle each.
+func (r *rig) advance(d, step time.Duration) {
+	for d > 0 {
+		s := min(d, step)
+		r.clk.Advance(s)
+		r.flush()
+		d -= s
+	}
+}
+
+func (r *rig) flush() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(r.t, r.m.Flush(ctx))
+}
+
+// next returns the next event, failing the test if none comes.
+func (r *rig) next() string {
+	r.t.Helper()
+	select {
+	case e := <-r.events:
+		return e
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no event from the manager")
+		return ""
+	}
+}
+
+// nextErr returns the next error reported.
+func (r *rig) nextErr() error {
+	r.t.Helper()
+	select {
+	case e := <-r.errs:
+		return e
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no error reported")
+		return nil
+	}
+}
+
+// quiet checks that nothing more was told.
+func (r *rig) quiet() {
+	r.t.Helper()
+	r.flush()
+	select {
+	case e := <-r.events:
+		r.t.Fatalf("unexpected event %q", e)
+	case err := <-r.errs:
+		r.t.Fatalf("unexpected error %v", err)
+	default:
+	}
+}
+
+// recover answers the next API call and waits for its initiation; it returns the call.
+func (r *rig) recovered() apiCall {
+	r.t.Helper()
+	c := r.api.next(r.t)
+	require.Equal(r.t, fmt.Sprintf("initiated %d #%d from %s", c.producer, c.id, c.after.Format(time.TimeOnly)), r.next())
+	return c
+}
+
+func (r *rig) state(p int) recovery.ProducerState {
+	s, ok := r.m.Producer(p)
+	require.True(r.t, ok)
+	return s
+}
+
+type eventLog rig
+
+func (l *eventLog) OnConnectionDown(context.Context, error) {}
+func (l *eventLog) OnConnectionUp(context.Context)          {}
+func (l *eventLog) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+	word := "up"
+	if s.Down {
+		word = "down"
+	}
+	l.events <- fmt.Sprintf("%s %d %s", word, s.Producer, s.Reason)
+}
+func (l *eventLog) OnRecoveryInitiated(_ context.Context, ri feed.RecoveryInitiated) {
+	l.events <- fmt.Sprintf("initiated %d #%d from %s", ri.Producer, ri.RequestID, ri.After.Format(time.TimeOnly))
+}
+func (l *eventLog) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
+
+// fakeAPI is the recovery API: it records each call and answers with the next scripted
+// error (nil: accepted).
+type fakeAPI struct {
+	mu    sync.Mutex
+	fail  []error
+	calls chan apiCall
+}
+
+type apiCall struct {
+	producer int
+	after    time.Time
+	id       int64
+}
+
+func (a *fakeAPI) InitiateRecovery(_ context.Context, p feed.Producer, after time.Time, id int64) error {
+	a.mu.Lock()
+	var err error
+	if len(a.fail) > 0 {
+		err, a.fail = a.fail[0], a.fail[1:]
+	}
+	a.mu.Unlock()
+	a.calls <- apiCall{p.ID, after, id}
+	return err
+}
+
+func (a *fakeAPI) failNext(errs ...error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.fail = append(a.fail, errs...)
+}
+
+func (a *fakeAPI) next(t *testing.T) apiCall {
+	t.Helper()
+	select {
+	case c := <-a.calls:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no recovery request")
+		return apiCall{}
+	}
+}
+
+func (a *fakeAPI) none(t *testing.T) {
+	t.Helper()
+	select {
+	case c := <-a.calls:
+		t.Fatalf("unexpected recovery request %+v", c)
+	default:
+	}
+}
