@@ -1,0 +1,141 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+var _ recovery.Store = (*Store)(nil)
+
+// Store is a recovery.Store in a PostgreSQL table, one row per producer. It is safe for
+// concurrent use. Record times come back in UTC, truncated to the microsecond.
+type Store struct {
+	pool *pgxpool.Pool
+
+	loadSQL, saveSQL string
+}
+
+// NewStore returns a store on pool, creating its table when missing. The pool stays the
+// caller's to close.
+func NewStore(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	prefix, err := opts.prefix()
+	if err != nil {
+		return nil, err
+	}
+	name := prefix + "producers"
+	table := pgx.Identifier{name}.Sanitize()
+	err = migrate(ctx, pool, name,
+		`CREATE TABLE IF NOT EXISTS `+table+` (
+			producer              bigint      PRIMARY KEY,
+			state                 text        NOT NULL,
+			last_subscribed_at    timestamptz,
+			recovery_requested_at timestamptz,
+			recovery_snapshot_id  bigint      NOT NULL,
+			recovery_node_id      bigint,
+			last_disconnected_at  timestamptz
+		)`,
+	)
+	if err != nil {
+		return nil, err
+	}
+	const columns = `producer, state, last_subscribed_at, recovery_requested_at, recovery_snapshot_id, recovery_node_id, last_disconnected_at`
+	return &Store{
+		pool:    pool,
+		loadSQL: `SELECT ` + columns + ` FROM ` + table,
+		saveSQL: `INSERT INTO ` + table + ` (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (producer) DO UPDATE SET
+				state = EXCLUDED.state,
+				last_subscribed_at = EXCLUDED.last_subscribed_at,
+				recovery_requested_at = EXCLUDED.recovery_requested_at,
+				recovery_snapshot_id = EXCLUDED.recovery_snapshot_id,
+				recovery_node_id = EXCLUDED.recovery_node_id,
+				last_disconnected_at = EXCLUDED.last_disconnected_at`,
+	}, nil
+}
+
+// row is a record as its table holds it.
+type row struct {
+	Producer            int64
+	State               string
+	LastSubscribedAt    *time.Time
+	RecoveryRequestedAt *time.Time
+	RecoverySnapshotID  int64
+	RecoveryNodeID      *int64
+	LastDisconnectedAt  *time.Time
+}
+
+// Load implements recovery.Store.
+func (s *Store) Load(ctx context.Context) ([]recovery.Record, error) {
+	rows, _ := s.pool.Query(ctx, s.loadSQL)
+	rs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: load: %w", err)
+	}
+	records := make([]recovery.Record, 0, len(rs))
+	for _, x := range rs {
+		r := recovery.Record{
+			Producer:            int(x.Producer),
+			LastSubscribedAt:    fromDB(x.LastSubscribedAt),
+			RecoveryRequestedAt: fromDB(x.RecoveryRequestedAt),
+			RecoverySnapshotID:  x.RecoverySnapshotID,
+			LastDisconnectedAt:  fromDB(x.LastDisconnectedAt),
+		}
+		if err := r.State.UnmarshalText([]byte(x.State)); err != nil {
+			return nil, fmt.Errorf("pgstore: load producer %d: %w", x.Producer, err)
+		}
+		if x.RecoveryNodeID != nil {
+			r.RecoveryNodeID = feed.Node(int(*x.RecoveryNodeID))
+		}
+		records = append(records, r)
+	}
+	return records, nil
+}
+
+// Save implements recovery.Store: it inserts the record of r.Producer, or replaces it.
+// Its times are stored truncated to the microsecond; zero times as NULL.
+func (s *Store) Save(ctx context.Context, r recovery.Record) error {
+	state, err := r.State.MarshalText()
+	if err != nil {
+		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
+	}
+	_, err = s.pool.Exec(ctx, s.saveSQL, int64(r.Producer), string(state),
+		toDB(r.LastSubscribedAt), toDB(r.RecoveryRequestedAt), r.RecoverySnapshotID, nodeToDB(r.RecoveryNodeID), toDB(r.LastDisconnectedAt))
+	if err != nil {
+		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
+	}
+	return nil
+}
+
+// toDB returns t as stored: nil for the zero time, else t to the microsecond.
+func toDB(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.Truncate(time.Microsecond)
+	return &t
+}
+
+// fromDB returns a stored time in UTC, the zero time for NULL.
+func fromDB(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// nodeToDB returns n as stored: nil for no node.
+func nodeToDB(n feed.NodeID) *int64 {
+	id, ok := n.Int()
+	if !ok {
+		return nil
+	}
+	id64 := int64(id)
+	return &id64
+}
