@@ -7,20 +7,41 @@
 //     Odds Feed: routing keys, every message type and a fast decoder for it, the
 //     OddsFeedListener and GlobalEventsListener interfaces, sessions by message interest,
 //     transports, and the recovery API client.
+//
 //   - [github.com/feedkit/feedkit/feed/feedtest]: an embedded broker and a feed simulator,
 //     in the spirit of net/http/httptest, so that sessions run without RabbitMQ in tests,
 //     examples and development.
+//
 //   - [github.com/feedkit/feedkit/feed/rabbitmq]: the transport that consumes the feed from
 //     RabbitMQ, reconnecting on its own, and a publisher that feeds a broker.
+//
 //   - [github.com/feedkit/feedkit/concurrent]: the concurrent listener: each match's
 //     messages in order, matches in parallel on a pool of workers, and producer ups held
 //     back until every message of their recovery has been processed.
 //
-// Further packages come with their issues: producer health and recovery with a generic heartbeat monitor, workflow
-// timeouts and recovery, and the publish carousel. This root package will assemble the
-// odds-feed SDK from them.
+//   - [github.com/feedkit/feedkit/recovery]: producer health and recovery: alive,
+//     missing-heartbeat and snapshot_complete handling, the recovery-from time rules, the
+//     account-wide rate limits on recovery requests (exact sliding windows, shared through
+//     a Ledger), and producer records that survive a restart; recovery/pgstore keeps the
+//     ledger and the records in PostgreSQL.
 //
-// Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and a
-// session on the embedded broker and prints what flows through; with -amqp URL the same
-// traffic goes through RabbitMQ.
+//   - [github.com/feedkit/feedkit/heartbeat]: a generic monitor of last-seen times for
+//     millions of keys (producers, sensors), with no timer per key.
+//
+// Further packages come with their issues: workflow timeouts and recovery, and the publish
+// carousel.
+//
+// # The SDK
+//
+// This package assembles the odds-feed SDK: [New] takes a [Config] (a transport, the
+// sessions by message interest with their listeners, the recovery API, the concurrent
+// listener's and the recovery manager's settings) and returns an [SDK] to Open and Close.
+// Producers start down; each is recovered when its alives arrive, and its up reaches the
+// GlobalEventsListener only after every message of the recovery behind it has been
+// processed.
+//
+// Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and the
+// SDK on the embedded broker through an outage, and prints the disconnection, the
+// recovery, the replay and the deferred producer up; with -amqp URL the same traffic goes
+// through RabbitMQ.
 package feedkit

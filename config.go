@@ -1,0 +1,102 @@
+package feedkit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// Config configures an SDK. Sessions and a transport (Transport or AMQP) are required,
+// and the recovery API (RecoveryAPI.BaseURL) unless recoveries are disabled.
+type Config struct {
+	// Transport is what the sessions consume from: a *rabbitmq.Transport, or an embedded
+	// *feedtest.Broker for tests and development. The caller owns it.
+	Transport feed.Transport
+	// AMQP, used when Transport is nil, configures a RabbitMQ transport that the SDK
+	// creates and owns.
+	AMQP *rabbitmq.Config
+	// Node is this SDK instance's node id: recovery replies are routed to it alone.
+	Node feed.NodeID
+	// Sessions lists the sessions, one per message interest (all messages, live only,
+	// prematch only, ...), each with its listener. At least one.
+	Sessions []SessionConfig
+	// Global receives connection changes, producer status changes and recovery
+	// initiations; nil ignores them. Producer ups are held back until every message of
+	// the recovery behind them has been processed.
+	Global feed.GlobalEventsListener
+	// RecoveryAPI configures the recovery API client (BaseURL, AccessToken, HTTP client,
+	// timeout); its Node is set from Node.
+	RecoveryAPI feed.RecoveryClientConfig
+	// Recovery configures the recovery manager: producers, heartbeat limits, rate limits,
+	// ledger and store, the check interval, disabling recoveries. Its Requester, Listener,
+	// Node and Sessions are set by New and must be left zero. Its Account defaults to one
+	// derived from RecoveryAPI.AccessToken, so that every process of one account shares
+	// the rate limits of a shared Ledger.
+	Recovery recovery.Config
+	// Concurrent configures the concurrent listener; with Concurrent.Enabled false the
+	// sessions deliver serially, one listener call at a time in arrival order, and
+	// producer ups are held back all the same.
+	Concurrent concurrent.Config
+	// QueueSize bounds each session's serial queue when Concurrent.Enabled is false; 0
+	// means feed.DefaultQueueSize.
+	QueueSize int
+	// MaxBodySize is the largest message body accepted; 0 means feed.DefaultMaxBodySize.
+	MaxBodySize int
+	// OnError receives every error any part of the SDK reports; it must be safe for
+	// concurrent use. nil ignores them.
+	OnError func(error)
+	// Logger logs what the SDK does; nil is silent.
+	Logger *slog.Logger
+}
+
+// SessionConfig is one session of an SDK.
+type SessionConfig struct {
+	// Interest selects the session's messages; the zero value is feed.AllMessages.
+	Interest feed.MessageInterest
+	// Listener receives the session's event messages. Required.
+	Listener feed.OddsFeedListener
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Transport == nil && c.AMQP == nil:
+		return errors.New("feedkit: Config.Transport and Config.AMQP are both nil: set one")
+	case c.Transport != nil && c.AMQP != nil:
+		return errors.New("feedkit: Config.Transport and Config.AMQP are both set: set one")
+	case len(c.Sessions) == 0:
+		return errors.New("feedkit: Config.Sessions is empty")
+	case c.Recovery.Requester != nil:
+		return errors.New("feedkit: Config.Recovery.Requester is set by New (configure Config.RecoveryAPI)")
+	case c.Recovery.Listener != nil:
+		return errors.New("feedkit: Config.Recovery.Listener is set by New (configure Config.Global)")
+	case c.Recovery.Sessions != 0:
+		return errors.New("feedkit: Config.Recovery.Sessions is set by New from Config.Sessions")
+	case c.Recovery.Node.IsSet():
+		return errors.New("feedkit: Config.Recovery.Node is set by New (configure Config.Node)")
+	case c.Concurrent.Enabled && c.QueueSize != 0:
+		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Concurrent.Enabled set Concurrent.QueueSize")
+	}
+	for i, s := range c.Sessions {
+		if s.Listener == nil {
+			return fmt.Errorf("feedkit: Config.Sessions[%d].Listener is nil", i)
+		}
+	}
+	return nil
+}
+
+// accountOf names the account of an access token without keeping the token: processes
+// with the same token share rate limits.
+func accountOf(token string) string {
+	if token == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "token-" + hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,290 @@
+package feedkit_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/testenv"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// feedLink is the broker an end-to-end test runs on, and how it loses its connection.
+type feedLink struct {
+	transport feed.Transport
+	pub       feedtest.Publisher
+	drop      func() // drop the sessions' connections: what is published meanwhile is lost
+	restore   func() // let them reconnect
+	flush     func(context.Context) error
+}
+
+func embeddedLink(t *testing.T) feedLink {
+	b := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(b.Close)
+	return feedLink{transport: b, pub: b, drop: func() { b.Disconnect(nil) }, restore: b.Reconnect,
+		flush: func(context.Context) error { return nil }}
+}
+
+func rabbitLink(t *testing.T) feedLink {
+	url := testenv.AMQPVhost(t)
+	cfg := rabbitmq.Config{URL: url, DeclareExchange: true, ConnectionName: "feedkit-e2e-sdk",
+		ReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond}
+	tr, err := rabbitmq.New(cfg)
+	require.NoError(t, err)
+	cfg.ConnectionName = "feedkit-e2e-simulator"
+	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pub.Close(context.Background()) })
+	return feedLink{transport: tr, pub: pub,
+		drop:    func() { testenv.CloseAMQPConnections(t, "feedkit-e2e-sdk", "e2e outage") },
+		restore: func() {}, // the transport reconnects on its own
+		flush:   pub.Flush}
+}
+
+// The whole story, on the simulator: alives stop → the producer goes down; the connection
+// drops and messages are lost; alives resume → a recovery from the last alive before the
+// silence → the replay → a snapshot_complete with a wrong request id is ignored → the
+// right one → ProducerUp, deferred until every replayed message has been processed. What
+// the simulator sent equals what the listener received: nothing is lost across the outage.
+func TestE2EOutageRecoveryOnTheEmbeddedBroker(t *testing.T) {
+	for _, threads := range []int{4, 0} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) { testOutageRecovery(t, embeddedLink(t), threads) })
+	}
+}
+
+func TestE2EOutageRecoveryOnRabbitMQ(t *testing.T) {
+	testOutageRecovery(t, rabbitLink(t), 4)
+}
+
+func testOutageRecovery(t *testing.T, link feedLink, threads int) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim, err := feedtest.NewSimulator(link.pub, feedtest.SimulatorConfig{
+		Matches: 40, Rate: 400, Seed: 5, AliveInterval: 50 * time.Millisecond, Producers: []feed.Producer{lo}})
+	require.NoError(t, err)
+	node := feed.Node(5)
+
+	// The recovery API, behind a door that first slips a snapshot_complete with a wrong
+	// request id onto the feed: it reaches the session before the replay does.
+	wrongSent := make(chan struct{}, 8)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: node}.String()
+		body := feedtest.Marshal(&feed.SnapshotComplete{Header: feed.Header{Producer: lo.ID, Timestamp: time.Now(), RequestID: 999_999}})
+		if err := link.pub.Publish(r.Context(), key, body); err == nil {
+			wrongSent <- struct{}{}
+		}
+		sim.RecoveryHandler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(api.Close)
+
+	// The listener holds the replay of every recovery after the first until the gate opens,
+	// so that the replay is certainly still being processed when the feed says it is over.
+	var firstID atomic.Int64
+	gate := make(chan struct{})
+	var gateOnce sync.Once
+	openGate := func() { gateOnce.Do(func() { close(gate) }) }
+	t.Cleanup(openGate)
+	rec := feedtest.NewRecorder()
+	rec.Hook = func(m feed.Message) error {
+		if id := m.MessageHeader().RequestID; id != 0 && firstID.Load() != 0 && id != firstID.Load() {
+			<-gate
+		}
+		return nil
+	}
+	global := newGlobalLog()
+	var sdk *feedkit.SDK
+	global.onUp = func(s feed.ProducerStatus) string {
+		st := sdk.Stats()
+		pending := 0
+		for rc, c := range st.Tasks {
+			if rc.RequestID != 0 {
+				pending += c.Pending()
+			}
+		}
+		return fmt.Sprintf("replay tasks pending %d", pending)
+	}
+	sdk, err = feedkit.New(feedkit.Config{
+		Transport:   link.transport,
+		Node:        node,
+		Sessions:    []feedkit.SessionConfig{{Listener: rec}},
+		Global:      global,
+		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Recovery: recovery.Config{
+			Producers:       []feed.Producer{lo},
+			HeartbeatLimits: map[int]time.Duration{lo.ID: 300 * time.Millisecond},
+			CheckInterval:   50 * time.Millisecond,
+		},
+		Concurrent: concurrent.Config{Enabled: threads > 0, Threads: threads},
+	})
+	require.NoError(t, err)
+	require.NoError(t, sdk.Open(ctx))
+	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
+	require.Equal(t, "connection up", global.next(t))
+
+	simCtx, stopSim := context.WithCancel(ctx)
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Run(simCtx) }()
+	defer stopSim()
+
+	// Start: the first alive brings the first recovery, then the producer is up.
+	first := global.next(t)
+	require.Regexp(t, `^recovery initiated #\d+$`, first)
+	var id1 int64
+	fmt.Sscanf(first, "recovery initiated #%d", &id1)
+	firstID.Store(id1)
+	<-wrongSent
+	require.Equal(t, "up FirstRecoveryCompleted: replay tasks pending 0", global.next(t))
+	deferredBefore := sdk.Stats().Global.Deferred
+
+	// Alives stop: the producer goes down within the limit and one check.
+	require.NoError(t, sim.Publish(ctx, 200))
+	sim.StopAlives(lo.ID)
+	require.Equal(t, "down AliveIntervalViolation", global.next(t))
+	st, _ := sdk.Recovery().Producer(lo.ID)
+	require.Equal(t, recovery.Disconnected, st.State)
+	disconnectedAt := st.LastDisconnectedAt
+	require.Equal(t, st.LastSubscribedAt, disconnectedAt, "the disconnection is registered at the last alive")
+
+	// The connection drops; what is published meanwhile never reaches the session.
+	link.drop()
+	require.Equal(t, "connection down", global.next(t))
+	require.NoError(t, sim.Publish(ctx, 300))
+	require.NoError(t, link.flush(ctx))
+	link.restore()
+	require.Equal(t, "connection up", global.next(t))
+
+	// Alives resume: a recovery from the disconnection.
+	sim.ResumeAlives(lo.ID)
+	second := global.next(t)
+	var id2 int64
+	_, err = fmt.Sscanf(second, "recovery initiated #%d", &id2)
+	require.NoError(t, err, second)
+	require.Greater(t, id2, id1)
+	<-wrongSent
+	reqs := sim.RecoveryRequests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, disconnectedAt.UnixMilli(), reqs[1].After.UnixMilli(), "recovered from last_disconnected_at")
+	assert.Equal(t, node, reqs[1].Node)
+
+	// The replay is held by the listener; the feed's snapshot_complete arrives (after the
+	// wrong one, which was ignored) and completes the recovery; the up waits.
+	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Recovery.RecoveriesCompleted == 2 }))
+	assert.GreaterOrEqual(t, sdk.Stats().Recovery.SnapshotsIgnored, uint64(2), "both wrong snapshot_completes were ignored")
+	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Global.Held == 1 }))
+	global.none(t)
+	openGate()
+	assert.Equal(t, "up ReturnedFromInactivity: replay tasks pending 0", global.next(t))
+	assert.Equal(t, deferredBefore+1, sdk.Stats().Global.Deferred, "the up was deferred")
+
+	// Nothing lost: every event message the live stream carried was received, live or
+	// replayed, and nothing was received that was not sent.
+	stopSim()
+	require.NoError(t, <-simDone)
+	require.NoError(t, link.flush(ctx))
+	sent := map[string]bool{}
+	for _, s := range sim.Sent() {
+		if !s.Replay && !s.Key.Type.IsSystem() {
+			sent[identity(s.Message)] = true
+		}
+	}
+	require.NoError(t, waitFor(ctx, func() bool { return len(missing(sent, rec)) == 0 }), "missing %v", missing(sent, rec))
+	for _, m := range rec.Messages() {
+		assert.True(t, sent[identity(m)], "received but not sent: %s", identity(m))
+	}
+	assert.Empty(t, rec.Unparsable())
+}
+
+// identity names a message by what the feed put in it.
+func identity(m feed.Message) string {
+	h := m.MessageHeader()
+	return fmt.Sprintf("%s %s %d", h.Event, m.Type(), h.Timestamp.UnixMilli())
+}
+
+func missing(sent map[string]bool, rec *feedtest.Recorder) []string {
+	got := map[string]bool{}
+	for _, m := range rec.Messages() {
+		got[identity(m)] = true
+	}
+	var out []string
+	for id := range sent {
+		if !got[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// waitFor waits for cond, re-checking it each time the SDK could have moved on; it is
+// bounded by ctx.
+func waitFor(ctx context.Context, cond func() bool) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// globalLog is the customer's GlobalEventsListener: a line per call.
+type globalLog struct {
+	calls chan string
+	onUp  func(feed.ProducerStatus) string
+}
+
+func newGlobalLog() *globalLog { return &globalLog{calls: make(chan string, 64)} }
+
+func (g *globalLog) OnConnectionDown(context.Context, error) { g.calls <- "connection down" }
+func (g *globalLog) OnConnectionUp(context.Context)          { g.calls <- "connection up" }
+func (g *globalLog) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+	if s.Down {
+		g.calls <- "down " + s.Reason.String()
+		return
+	}
+	line := "up " + s.Reason.String()
+	if g.onUp != nil {
+		line += ": " + g.onUp(s)
+	}
+	g.calls <- line
+}
+func (g *globalLog) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
+	g.calls <- fmt.Sprintf("recovery initiated #%d", r.RequestID)
+}
+func (g *globalLog) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
+
+func (g *globalLog) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case c := <-g.calls:
+		return c
+	case <-time.After(30 * time.Second):
+		t.Fatal("no call to the GlobalEventsListener")
+		return ""
+	}
+}
+
+func (g *globalLog) none(t *testing.T) {
+	t.Helper()
+	select {
+	case c := <-g.calls:
+		t.Fatalf("unexpected call %q", c)
+	default:
+	}
+}

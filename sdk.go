@@ -1,0 +1,250 @@
+package feedkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// SDK is an assembled odds-feed consumer: sessions on a transport, their listeners
+// behind the concurrent listener (or serial delivery), and the recovery manager that
+// follows producer health and recovers what an outage lost.
+//
+//	transport ─► session (one per interest) ─┬─► alive, snapshot_complete ─► recovery.Manager ─┐
+//	                                         └─► dispatcher ─► your OddsFeedListener          │
+//	                                               │ tasks tracked per recovery               ▼
+//	                                               └──────────────► concurrent.GlobalEventsListener ─► your GlobalEventsListener
+//
+// A producer up (FirstRecoveryCompleted, ReturnedFromInactivity) reaches Config.Global
+// only after every message of the recovery behind it has been processed.
+type SDK struct {
+	cfg       Config
+	transport feed.Transport
+	tracker   *concurrent.TaskLifecycleTracker
+	global    *concurrent.GlobalEventsListener
+	manager   *recovery.Manager
+	sessions  []*feed.Session
+	workers   []*concurrent.OddsFeedListener // nil entries with serial delivery
+	serial    []*trackedSerial
+	logger    *slog.Logger
+
+	mu     sync.Mutex
+	state  int  // 0 new, 1 open, 2 closed
+	closed bool // closeLocked ran
+}
+
+// New checks cfg and assembles an SDK; nothing connects until Open.
+func New(cfg Config) (*SDK, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	s := &SDK{cfg: cfg, transport: cfg.Transport, tracker: concurrent.NewTaskLifecycleTracker(), logger: cfg.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.transport == nil {
+		t, err := rabbitmq.New(*cfg.AMQP)
+		if err != nil {
+			return nil, fmt.Errorf("feedkit: Config.AMQP: %w", err)
+		}
+		s.transport = t // its connections belong to the sessions, closed with them
+	}
+	customer := cfg.Global
+	if customer == nil {
+		customer = feed.BaseGlobalEventsListener{}
+	}
+	var err error
+	s.global, err = concurrent.NewGlobalEventsListener(customer, s.tracker, concurrent.GlobalConfig{OnError: cfg.OnError, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("feedkit: %w", err)
+	}
+	rc := cfg.Recovery
+	rc.Listener, rc.Node, rc.Sessions = s.global, cfg.Node, len(cfg.Sessions)
+	if rc.OnError == nil {
+		rc.OnError = cfg.OnError
+	}
+	if rc.Logger == nil {
+		rc.Logger = cfg.Logger
+	}
+	if rc.Account == "" {
+		rc.Account = accountOf(cfg.RecoveryAPI.AccessToken)
+	}
+	if cfg.RecoveryAPI.BaseURL != "" {
+		api := cfg.RecoveryAPI
+		api.Node = cfg.Node
+		client, err := feed.NewRecoveryClient(api)
+		if err != nil {
+			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
+		}
+		rc.Requester = client
+	}
+	s.manager, err = recovery.NewManager(rc)
+	if errors.Is(err, recovery.ErrNoRequester) {
+		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", recovery.EnabledEnv)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("feedkit: %w", err)
+	}
+	for i, sc := range cfg.Sessions {
+		if err := s.addSession(i, sc); err != nil {
+			s.discard()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *SDK) addSession(i int, sc SessionConfig) error {
+	var disp feed.Dispatcher
+	var workers *concurrent.OddsFeedListener
+	var serial *trackedSerial
+	if s.cfg.Concurrent.Enabled {
+		cc := s.cfg.Concurrent
+		if cc.OnError == nil {
+			cc.OnError = s.cfg.OnError
+		}
+		if cc.Logger == nil {
+			cc.Logger = s.cfg.Logger
+		}
+		w, err := concurrent.NewOddsFeedListener(&hooked{l: sc.Listener, processed: observeDelay(s.manager)}, s.tracker, cc)
+		if err != nil {
+			return fmt.Errorf("feedkit: Config.Concurrent: %w", err)
+		}
+		disp, workers = w, w
+	} else {
+		ts, err := newTrackedSerial(sc.Listener, observeDelay(s.manager), s.tracker, feed.DispatcherOptions{
+			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
+		if err != nil {
+			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
+		}
+		disp, serial = ts, ts
+	}
+	session, err := feed.NewSession(s.transport, feed.SessionConfig{
+		Interest:    sc.Interest,
+		Node:        s.cfg.Node,
+		Dispatcher:  disp,
+		Global:      connectionTee{m: s.manager, g: s.global},
+		System:      s.manager.SystemHandler(i),
+		MaxBodySize: s.cfg.MaxBodySize,
+		OnError:     s.cfg.OnError,
+		Logger:      s.cfg.Logger,
+	})
+	if err != nil {
+		_ = disp.Close(context.Background())
+		return fmt.Errorf("feedkit: Config.Sessions[%d]: %w", i, err)
+	}
+	s.sessions = append(s.sessions, session)
+	s.workers = append(s.workers, workers)
+	s.serial = append(s.serial, serial)
+	return nil
+}
+
+// discard releases what New built before it failed.
+func (s *SDK) discard() {
+	ctx := context.Background()
+	for _, se := range s.sessions {
+		_ = se.Close(ctx)
+	}
+	_ = s.manager.Close(ctx)
+	_ = s.global.Close(ctx)
+}
+
+// Open starts the recovery manager, then the sessions. Each producer starts down and is
+// recovered as soon as its alives arrive; its up reaches Config.Global once the
+// recovery's messages have been processed. If a session fails to open, what was opened
+// is closed again and the error returned.
+func (s *SDK) Open(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case 1:
+		return errors.New("feedkit: SDK already open")
+	case 2:
+		return errors.New("feedkit: SDK closed")
+	}
+	if err := s.manager.Open(ctx); err != nil {
+		return fmt.Errorf("feedkit: %w", err)
+	}
+	for i, se := range s.sessions {
+		if err := se.Open(ctx); err != nil {
+			s.state = 2
+			s.closeLocked(context.WithoutCancel(ctx))
+			return fmt.Errorf("feedkit: session %d (%s): %w", i, se.Interest(), err)
+		}
+	}
+	s.state = 1
+	return nil
+}
+
+// Close stops the sessions (their dispatchers deliver what they hold, and their
+// connections close), then the recovery manager and the global listener. If ctx ends
+// first, what is still queued is abandoned and Close returns ctx.Err().
+func (s *SDK) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.state = 2
+	return s.closeLocked(ctx)
+}
+
+func (s *SDK) closeLocked(ctx context.Context) error {
+	s.closed = true
+	var errs []error
+	for _, se := range s.sessions {
+		errs = append(errs, se.Close(ctx))
+	}
+	errs = append(errs, s.manager.Close(ctx), s.global.Close(ctx))
+	return errors.Join(errs...)
+}
+
+// Recovery returns the recovery manager, for its producer states and counters.
+func (s *SDK) Recovery() *recovery.Manager { return s.manager }
+
+// Producers returns the state of every producer.
+func (s *SDK) Producers() []recovery.ProducerState { return s.manager.Producers() }
+
+// Stats is a snapshot of the SDK's counters.
+type Stats struct {
+	Sessions []feed.SessionStats
+	Delivery []DeliveryStats // per session
+	Recovery recovery.Stats
+	Global   concurrent.GlobalStats
+	Tasks    map[concurrent.RecoveryContext]concurrent.TaskCounts
+}
+
+// DeliveryStats is what one session's dispatcher did: the concurrent listener's counters,
+// or the serial dispatcher's.
+type DeliveryStats struct {
+	Concurrent *concurrent.Stats     // nil with serial delivery
+	Serial     *feed.DispatcherStats // nil with the concurrent listener
+}
+
+// Stats returns the SDK's counters.
+func (s *SDK) Stats() Stats {
+	s.mu.Lock()
+	sessions := s.sessions
+	s.mu.Unlock()
+	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot()}
+	for i, se := range sessions {
+		st.Sessions = append(st.Sessions, se.Stats())
+		var d DeliveryStats
+		if w := s.workers[i]; w != nil {
+			cs := w.Stats()
+			d.Concurrent = &cs
+		} else {
+			ss := s.serial[i].inner.Stats()
+			d.Serial = &ss
+		}
+		st.Delivery = append(st.Delivery, d)
+	}
+	return st
+}

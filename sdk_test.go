@@ -1,0 +1,94 @@
+package feedkit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	ok := func() feedkit.Config {
+		return feedkit.Config{Transport: broker, Sessions: []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
+			RecoveryAPI: feed.RecoveryClientConfig{BaseURL: "http://127.0.0.1:1", AccessToken: "t"}}
+	}
+	_, err := feedkit.New(ok())
+	require.NoError(t, err)
+	cases := []struct {
+		change func(*feedkit.Config)
+		want   string
+	}{
+		{func(c *feedkit.Config) { c.Transport = nil }, "Config.Transport and Config.AMQP are both nil"},
+		{func(c *feedkit.Config) { c.AMQP = &rabbitmq.Config{URL: "amqp://x"} }, "are both set"},
+		{func(c *feedkit.Config) { c.Transport, c.AMQP = nil, &rabbitmq.Config{} }, "Config.AMQP"},
+		{func(c *feedkit.Config) { c.Sessions = nil }, "Config.Sessions is empty"},
+		{func(c *feedkit.Config) { c.Sessions = append(c.Sessions, feedkit.SessionConfig{}) }, "Config.Sessions[1].Listener is nil"},
+		{func(c *feedkit.Config) { c.RecoveryAPI.BaseURL = "" }, "Config.RecoveryAPI.BaseURL is empty and recoveries are enabled"},
+		{func(c *feedkit.Config) { c.RecoveryAPI.AccessToken = "" }, "Config.RecoveryAPI"},
+		{func(c *feedkit.Config) { c.Recovery.Sessions = 2 }, "Config.Recovery.Sessions is set by New"},
+		{func(c *feedkit.Config) { c.Recovery.Node = feed.Node(1) }, "Config.Recovery.Node is set by New"},
+		{func(c *feedkit.Config) { c.Recovery.CheckInterval = -1 }, "Config.CheckInterval"},
+		{func(c *feedkit.Config) { c.Concurrent = concurrent.Config{Enabled: true, Threads: -1} }, "Config.Concurrent"},
+		{func(c *feedkit.Config) { c.Concurrent.Enabled, c.QueueSize = true, 5 }, "Config.QueueSize is for serial delivery"},
+		{func(c *feedkit.Config) { c.QueueSize = -1 }, "Config.QueueSize"},
+	}
+	for _, c := range cases {
+		cfg := ok()
+		c.change(&cfg)
+		_, err := feedkit.New(cfg)
+		assert.ErrorContains(t, err, c.want)
+	}
+	// Without the recovery API, recoveries must be turned off, by config or environment.
+	cfg := ok()
+	cfg.RecoveryAPI = feed.RecoveryClientConfig{}
+	cfg.Recovery.Disabled = true
+	_, err = feedkit.New(cfg)
+	assert.NoError(t, err)
+	t.Setenv(recovery.EnabledEnv, "false")
+	cfg.Recovery.Disabled = false
+	_, err = feedkit.New(cfg)
+	assert.NoError(t, err)
+}
+
+// With recoveries disabled, a producer is up at its first alive, and the SDK's lifecycle
+// holds: Open once, Stats after Close, Close twice.
+func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}})
+	require.NoError(t, err)
+	global := newGlobalLog()
+	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global,
+		Sessions: []feedkit.SessionConfig{{Interest: feed.LiveMessagesOnly, Listener: feedtest.NewRecorder()},
+			{Interest: feed.PrematchMessagesOnly, Listener: feedtest.NewRecorder()}},
+		Recovery: recovery.Config{Producers: []feed.Producer{lo}, Disabled: true}})
+	require.NoError(t, err)
+	ctx := t.Context()
+	require.NoError(t, sdk.Open(ctx))
+	assert.ErrorContains(t, sdk.Open(ctx), "already open")
+	assert.Equal(t, "connection up", global.next(t))
+	assert.Equal(t, "connection up", global.next(t))
+	require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
+	assert.Equal(t, "up FirstRecoveryCompleted", global.next(t))
+	assert.Empty(t, sim.RecoveryRequests())
+	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Recovery.DuplicateAlives == 1 }),
+		"each session delivers the alive; the second copy is dropped")
+	require.NoError(t, sdk.Close(ctx))
+	require.NoError(t, sdk.Close(ctx))
+	st := sdk.Stats()
+	require.Len(t, st.Sessions, 2)
+	assert.Equal(t, uint64(1), st.Recovery.RecoveriesSkipped)
+	require.NotNil(t, st.Delivery[0].Serial)
+	assert.ErrorContains(t, sdk.Open(context.Background()), "closed")
+}

@@ -1,0 +1,154 @@
+package feedkit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// connectionTee is the GlobalEventsListener of the sessions: the recovery manager must
+// hear of a lost connection (what the feed sends meanwhile is lost), and so must the
+// customer.
+type connectionTee struct {
+	feed.BaseGlobalEventsListener
+	m *recovery.Manager
+	g feed.GlobalEventsListener
+}
+
+func (t connectionTee) OnConnectionDown(ctx context.Context, err error) {
+	t.m.ConnectionDown(err)
+	t.g.OnConnectionDown(ctx, err)
+}
+
+func (t connectionTee) OnConnectionUp(ctx context.Context) { t.g.OnConnectionUp(ctx) }
+
+// hooked calls the customer's listener between hooks: enter (nil for none) runs before
+// each call and returns what to run when the call ends, however it ends (a panic
+// included); processed (nil for none) receives the header of each message handled.
+type hooked struct {
+	l         feed.OddsFeedListener
+	enter     func() (exit func())
+	processed func(*feed.Header)
+}
+
+func (h *hooked) call(hd *feed.Header, f func() error) error {
+	if h.enter != nil {
+		if exit := h.enter(); exit != nil {
+			defer exit()
+		}
+	}
+	err := f()
+	if hd != nil && h.processed != nil {
+		h.processed(hd)
+	}
+	return err
+}
+
+// observeDelay tells the recovery manager how late a message was processed, for its
+// processing-delay check.
+func observeDelay(m *recovery.Manager) func(*feed.Header) {
+	return func(h *feed.Header) { m.ObserveProcessed(h, time.Now()) }
+}
+
+func (h *hooked) OnOddsChange(ctx context.Context, m *feed.OddsChange) error {
+	return h.call(&m.Header, func() error { return h.l.OnOddsChange(ctx, m) })
+}
+
+func (h *hooked) OnBetStop(ctx context.Context, m *feed.BetStop) error {
+	return h.call(&m.Header, func() error { return h.l.OnBetStop(ctx, m) })
+}
+
+func (h *hooked) OnBetSettlement(ctx context.Context, m *feed.BetSettlement) error {
+	return h.call(&m.Header, func() error { return h.l.OnBetSettlement(ctx, m) })
+}
+
+func (h *hooked) OnRollbackBetSettlement(ctx context.Context, m *feed.RollbackBetSettlement) error {
+	return h.call(&m.Header, func() error { return h.l.OnRollbackBetSettlement(ctx, m) })
+}
+
+func (h *hooked) OnBetCancel(ctx context.Context, m *feed.BetCancel) error {
+	return h.call(&m.Header, func() error { return h.l.OnBetCancel(ctx, m) })
+}
+
+func (h *hooked) OnRollbackBetCancel(ctx context.Context, m *feed.RollbackBetCancel) error {
+	return h.call(&m.Header, func() error { return h.l.OnRollbackBetCancel(ctx, m) })
+}
+
+func (h *hooked) OnFixtureChange(ctx context.Context, m *feed.FixtureChange) error {
+	return h.call(&m.Header, func() error { return h.l.OnFixtureChange(ctx, m) })
+}
+
+func (h *hooked) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {
+	return h.call(nil, func() error { return h.l.OnUnparsableMessage(ctx, m) })
+}
+
+// trackedSerial is serial delivery that records each event as a task in the
+// TaskLifecycleTracker, as the concurrent listener does, so that producer ups are held
+// back until the recovery's messages are processed in serial mode too.
+//
+// A SerialDispatcher calls the listener exactly once per event, in dispatch order, so the
+// tickets pair with the calls through a FIFO: Dispatch appends, each call takes the head.
+type trackedSerial struct {
+	inner   *feed.SerialDispatcher
+	tracker *concurrent.TaskLifecycleTracker
+	mu      sync.Mutex
+	tickets []concurrent.Ticket
+}
+
+func newTrackedSerial(l feed.OddsFeedListener, processed func(*feed.Header), tracker *concurrent.TaskLifecycleTracker, opts feed.DispatcherOptions) (*trackedSerial, error) {
+	ts := &trackedSerial{tracker: tracker}
+	inner, err := feed.NewSerialDispatcher(&hooked{l: l, enter: ts.enter, processed: processed}, opts)
+	if err != nil {
+		return nil, err
+	}
+	ts.inner = inner
+	return ts, nil
+}
+
+// Dispatch records ev as a task of its recovery and queues it.
+func (ts *trackedSerial) Dispatch(ctx context.Context, ev feed.Event) error {
+	k := ts.tracker.Allocate(concurrent.RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
+	ts.mu.Lock()
+	ts.tickets = append(ts.tickets, k)
+	ts.mu.Unlock()
+	if err := ts.inner.Dispatch(ctx, ev); err != nil {
+		// Not queued, so not delivered: the ticket is still the last one.
+		ts.mu.Lock()
+		ts.tickets = ts.tickets[:len(ts.tickets)-1]
+		ts.mu.Unlock()
+		k.Abandon()
+		return err
+	}
+	return nil
+}
+
+// Close closes the dispatcher; the tickets of events it abandoned are abandoned too.
+func (ts *trackedSerial) Close(ctx context.Context) error {
+	err := ts.inner.Close(ctx)
+	ts.mu.Lock()
+	rest := ts.tickets
+	ts.tickets = nil
+	ts.mu.Unlock()
+	for _, k := range rest {
+		k.Abandon()
+	}
+	return err
+}
+
+// enter starts the ticket of the event being delivered and returns its completion.
+func (ts *trackedSerial) enter() func() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.tickets) == 0 {
+		return nil // delivered after Close abandoned it
+	}
+	k := ts.tickets[0]
+	ts.tickets[0] = concurrent.Ticket{}
+	ts.tickets = ts.tickets[1:]
+	k.Start()
+	return k.Complete
+}
