@@ -1,21 +1,28 @@
-// Command oddsfeed runs the odds-feed simulator and one session, on the embedded broker
-// or on RabbitMQ, prints progress while the feed flows, and ends with a summary: messages
-// by type, matches, errors, throughput, and a check that every message sent arrived, in
-// order per match.
+// Command oddsfeed runs the odds-feed simulator and the feedkit SDK on it, on the embedded
+// broker or on RabbitMQ, prints what happens while the feed flows, and ends with a
+// summary: messages by type, matches, the recoveries, errors, throughput, and a check
+// that every message sent arrived and that each match's live messages arrived in order.
 //
 //	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
 //	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
 //	go run ./examples/oddsfeed -amqp amqp://guest:guest@127.0.0.1:5672/
 //	go run ./examples/oddsfeed -threads 0           # one listener call at a time
+//	go run ./examples/oddsfeed -outage 0            # no outage
+//
+// A third of the way in, the feed has an outage (-outage long): the producer's alives
+// stop, so the SDK reports it down; on the embedded broker the connection drops too, and
+// what is published meanwhile is lost to the session. When the alives resume, the SDK
+// requests a recovery from the last alive before the outage, the simulator's recovery API
+// replays what was sent since, and the producer's up reaches the listener only once every
+// replayed message has been processed.
 //
 // The listener runs on package concurrent's workers (-threads, 10 by default): the
-// messages of different matches in parallel, each match's in order, which the final
-// check verifies.
+// messages of different matches in parallel, each match's in order. The heartbeat limit
+// and check interval are shortened so that the story fits in seconds.
 //
 // Without -amqp it needs no services. With -amqp the simulator publishes to the exchange
-// (-exchange, declared if missing) of that broker and the session consumes from it
-// through package rabbitmq. It exits 0 after the summary, or 1 if anything was lost or
-// reordered.
+// (-exchange, declared if missing) of that broker and the SDK consumes from it through
+// package rabbitmq. It exits 0 after the summary, or 1 if anything was lost or reordered.
 package main
 
 import (
@@ -24,17 +31,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/signal"
-	"slices"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/recovery"
 )
 
 func main() {
@@ -55,7 +63,16 @@ type options struct {
 	amqpURL  string
 	exchange string
 	threads  int
+	outage   time.Duration
 }
+
+// The demo's timings: alives every 100 ms, a producer is down after 500 ms without one,
+// checked every 100 ms (the feed's are 10 s, 15 s and 15 s).
+const (
+	aliveInterval  = 100 * time.Millisecond
+	heartbeatLimit = 500 * time.Millisecond
+	checkInterval  = 100 * time.Millisecond
+)
 
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
@@ -68,7 +85,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the simulated traffic")
 	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ URL (amqp://user:pass@host:port/vhost); empty: the embedded broker")
 	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
-	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: the serial dispatcher)")
+	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: serial delivery)")
+	fs.DurationVar(&o.outage, "outage", time.Second, "length of the feed outage a third of the way in (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -83,6 +101,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-progress %v must be positive", o.progress)
 	case o.threads < 0:
 		return o, fmt.Errorf("-threads %d must not be negative", o.threads)
+	case o.outage < 0:
+		return o, fmt.Errorf("-outage %v must not be negative", o.outage)
+	case o.outage > 0 && o.outage < 2*heartbeatLimit:
+		return o, fmt.Errorf("-outage %v must be at least %v, for the producer to be found down", o.outage, 2*heartbeatLimit)
 	}
 	if o.rate == 0 {
 		o.rate = feedtest.Unlimited
@@ -95,57 +117,60 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tr, pub, where, closeBroker, err := connect(ctx, o)
+	link, err := connect(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer closeBroker()
-	sim, err := feedtest.NewSimulator(pub, feedtest.SimulatorConfig{
-		Matches: o.matches, Rate: o.rate, Seed: o.seed,
-		History: 0, // the default keeps the last 200,000 messages for the final check
+	defer link.close()
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim, err := feedtest.NewSimulator(link.pub, feedtest.SimulatorConfig{
+		Matches: o.matches, Rate: o.rate, Seed: o.seed, AliveInterval: aliveInterval,
+		Producers: []feed.Producer{lo},
+		History:   0, // the default keeps the last 200,000 messages for the final check
 	})
 	if err != nil {
 		return err
 	}
-	tally := newTally(out)
-	cfg := feed.SessionConfig{Listener: tally, Global: tally, OnError: tally.onError}
-	var workers *concurrent.OddsFeedListener
-	if o.threads > 0 {
-		// The concurrent listener takes the session's raw messages; its global listener
-		// would hold producer ups back until their recovery's messages are processed.
-		tracker := concurrent.NewTaskLifecycleTracker()
-		workers, err = concurrent.NewOddsFeedListener(tally, tracker, concurrent.Config{Threads: o.threads, OnError: tally.onError})
-		if err != nil {
-			return err
-		}
-		global, err := concurrent.NewGlobalEventsListener(tally, tracker, concurrent.GlobalConfig{OnError: tally.onError})
-		if err != nil {
-			return err
-		}
-		defer global.Close(context.Background())
-		cfg.Listener, cfg.Dispatcher, cfg.Global = nil, workers, global
-	}
-	session, err := feed.NewSession(tr, cfg)
+	api := httptest.NewServer(sim.RecoveryHandler())
+	defer api.Close()
+
+	start := time.Now()
+	tally := newTally(out, start)
+	sdk, err := feedkit.New(feedkit.Config{
+		Transport:   link.transport,
+		Node:        feed.Node(1),
+		Sessions:    []feedkit.SessionConfig{{Interest: feed.AllMessages, Listener: tally}},
+		Global:      tally.timeline,
+		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Recovery: recovery.Config{
+			Producers:       []feed.Producer{lo},
+			HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
+			CheckInterval:   checkInterval,
+		},
+		Concurrent: concurrent.Config{Enabled: o.threads > 0, Threads: o.threads},
+		OnError:    tally.onError,
+	})
 	if err != nil {
 		return err
 	}
-	if err := session.Open(ctx); err != nil {
+	tally.timeline.sdk = sdk
+	if err := sdk.Open(ctx); err != nil {
 		return err
 	}
 	// Publish only once the session's queue is bound: before, messages reach no queue.
 	select {
-	case <-tally.up:
+	case <-tally.timeline.connected:
 	case <-ctx.Done():
-		return session.Close(context.Background())
+		return sdk.Close(context.Background())
 	}
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s; bound to %v\n",
-		o.matches, rateText(o.rate), o.duration, where, dispatchText(o.threads), session.BindingKeys())
+	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s\n",
+		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads))
 
-	start := time.Now()
 	simCtx, stopSim := context.WithTimeout(ctx, o.duration)
 	defer stopSim()
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Run(simCtx) }()
+	outage := newOutage(o, sim, link, lo.ID, tally.timeline)
 
 	ticker := time.NewTicker(o.progress)
 	defer ticker.Stop()
@@ -155,10 +180,13 @@ progress:
 		select {
 		case <-ticker.C:
 			n, now := tally.total(), time.Now()
-			fmt.Fprintf(out, "  %5.1fs  received %8d  %8.0f/s  matches %6d  unparsable %d  errors %d\n",
-				now.Sub(start).Seconds(), n, float64(n-last)/now.Sub(lastAt).Seconds(),
-				tally.matchCount(), tally.unparsableCount(), tally.errorCount())
+			tally.timeline.printf("received %8d  %8.0f/s  matches %6d  unparsable %d  errors %d",
+				n, float64(n-last)/now.Sub(lastAt).Seconds(), tally.matchCount(), tally.unparsableCount(), tally.errorCount())
 			last, lastAt = n, now
+		case <-outage.begin:
+			outage.start()
+		case <-outage.end:
+			outage.stop()
 		case err := <-simDone:
 			if err != nil && ctx.Err() == nil {
 				return err
@@ -166,50 +194,29 @@ progress:
 			break progress
 		}
 	}
+	outage.stop() // an outage still under way when the simulator stops ends with it
 	// The simulator has stopped (its time is up, or Ctrl-C): what it published is in the
-	// broker or the session. Deliver it all before closing, even after an interrupt, so that
+	// broker or the SDK. Deliver it all before closing, even after an interrupt, so that
 	// the summary is complete; a fresh context bounds the wait.
 	done, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if f, ok := pub.(interface{ Flush(context.Context) error }); ok {
-		if err := f.Flush(done); err != nil {
-			return err
-		}
-	}
-	tally.waitFor(done, int(sim.Stats().Events))
-	elapsed := time.Since(start)
-	if err := session.Close(done); err != nil {
+	if err := link.flush(done); err != nil {
 		return err
 	}
-	return summarize(out, sim, tally, session.Stats(), workers, elapsed)
+	sim.WaitReplays()
+	tally.waitFor(done, sim)
+	elapsed := time.Since(start)
+	if err := sdk.Close(done); err != nil {
+		return err
+	}
+	return summarize(out, sim, tally, sdk, link, elapsed)
 }
 
 func dispatchText(threads int) string {
 	if threads == 0 {
-		return "serial dispatch"
+		return "serial delivery"
 	}
 	return fmt.Sprintf("%d workers", threads)
-}
-
-// connect returns the transport the session consumes from and the publisher the
-// simulator feeds: the embedded broker, or RabbitMQ with -amqp.
-func connect(ctx context.Context, o options) (tr feed.Transport, pub feedtest.Publisher, where string, closeAll func(), err error) {
-	if o.amqpURL == "" {
-		broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-		return broker, broker, "the embedded broker", broker.Close, nil
-	}
-	cfg := rabbitmq.Config{URL: o.amqpURL, Exchange: o.exchange, DeclareExchange: true, ConnectionName: "feedkit-oddsfeed"}
-	t, err := rabbitmq.New(cfg)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	cfg.ConnectionName = "feedkit-oddsfeed-simulator"
-	p, err := rabbitmq.NewPublisher(ctx, cfg)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	closeAll = func() { _ = p.Close(context.Background()) }
-	return t, p, fmt.Sprintf("RabbitMQ (exchange %s)", o.exchange), closeAll, nil
 }
 
 func rateText(r float64) string {
@@ -219,27 +226,70 @@ func rateText(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.SessionStats, workers *concurrent.OddsFeedListener, elapsed time.Duration) error {
-	lost, reordered := t.check(sim)
-	fmt.Fprintln(out, "\nsummary")
-	line := func(label string, v any) { fmt.Fprintf(out, "  %-26s %10v\n", label, v) }
-	types := make([]feed.MessageType, 0, len(t.byType))
-	for typ := range t.byType {
-		types = append(types, typ)
+// link is the broker the example runs on.
+type link struct {
+	transport feed.Transport
+	pub       feedtest.Publisher
+	where     string
+	broker    *feedtest.Broker // nil on RabbitMQ
+	close     func()
+	flush     func(context.Context) error
+}
+
+// connect returns the transport the SDK consumes from and the publisher the simulator
+// feeds: the embedded broker, or RabbitMQ with -amqp.
+func connect(ctx context.Context, o options) (link, error) {
+	if o.amqpURL == "" {
+		b := feedtest.NewBroker(feedtest.BrokerOptions{})
+		return link{transport: b, pub: b, where: "the embedded broker", broker: b, close: b.Close,
+			flush: func(context.Context) error { return nil }}, nil
 	}
-	slices.Sort(types)
-	for _, typ := range types {
-		line(typ.String(), t.byType[typ])
+	cfg := rabbitmq.Config{URL: o.amqpURL, Exchange: o.exchange, DeclareExchange: true, ConnectionName: "feedkit-oddsfeed"}
+	t, err := rabbitmq.New(cfg)
+	if err != nil {
+		return link{}, err
+	}
+	cfg.ConnectionName = "feedkit-oddsfeed-simulator"
+	p, err := rabbitmq.NewPublisher(ctx, cfg)
+	if err != nil {
+		return link{}, err
+	}
+	return link{transport: t, pub: wholeWrites{p}, where: fmt.Sprintf("RabbitMQ (exchange %s)", o.exchange),
+		close: func() { _ = p.Close(context.Background()) }, flush: p.Flush}, nil
+}
+
+// wholeWrites lets a publish under way finish when the simulator's time is up: a write
+// cut short leaves the publisher's connection unusable, and the final flush would fail.
+// The simulator still stops at once, as it checks its context before each message.
+type wholeWrites struct{ *rabbitmq.Publisher }
+
+func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error {
+	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
+}
+
+func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, sdk *feedkit.SDK, l link, elapsed time.Duration) error {
+	lost, reordered := t.check(sim)
+	st := sdk.Stats()
+	fmt.Fprintln(out, "\nsummary")
+	line := func(label string, v any) { fmt.Fprintf(out, "  %-30s %10v\n", label, v) }
+	for _, tc := range t.typeCounts() {
+		line(tc.typ.String(), tc.n)
 	}
 	line("event messages", t.total())
-	line("system messages (alive)", st.System)
-	line("connection losses", st.ConnectionDowns)
+	line("  of which replayed", t.replayedCount())
+	line("system messages", st.Sessions[0].System)
+	line("connection losses", st.Sessions[0].ConnectionDowns)
+	if l.broker != nil {
+		line("messages lost in the outage", l.broker.Stats().LostWhileDown)
+	}
+	line("recoveries requested", st.Recovery.RecoveriesRequested)
+	line("recoveries completed", st.Recovery.RecoveriesCompleted)
+	line("producer ups held back", st.Global.Deferred)
 	line("matches", t.matchCount())
 	line("unparsable", t.unparsableCount())
 	line("errors reported", t.errorCount())
-	if workers != nil {
-		per := workers.Stats().Workers
-		line("messages per worker", fmt.Sprintf("%d–%d", slices.Min(per), slices.Max(per)))
+	if c := st.Delivery[0].Concurrent; c != nil {
+		line("messages per worker", fmt.Sprintf("%d–%d", minOf(c.Workers), maxOf(c.Workers)))
 	}
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
 	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
@@ -254,118 +304,18 @@ func summarize(out io.Writer, sim *feedtest.Simulator, t *tally, st feed.Session
 	return nil
 }
 
-// tally is the example's listener: it counts what arrives and keeps, per match, the
-// timestamps received, to check them against what the simulator sent. It hears of the
-// connection too.
-type tally struct {
-	feed.BaseGlobalEventsListener
-	out        io.Writer
-	up         chan struct{} // signalled at every ConnectionUp
-	mu         sync.Mutex
-	cond       *sync.Cond
-	byType     map[feed.MessageType]int
-	byMatch    map[feed.URN][]time.Time
-	n          int
-	unparsable int
-	errors     int
-}
-
-func newTally(out io.Writer) *tally {
-	t := &tally{out: out, up: make(chan struct{}, 1), byType: map[feed.MessageType]int{}, byMatch: map[feed.URN][]time.Time{}}
-	t.cond = sync.NewCond(&t.mu)
-	return t
-}
-
-func (t *tally) add(m feed.Message) error {
-	h := m.MessageHeader()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.byType[m.Type()]++
-	t.byMatch[h.Event] = append(t.byMatch[h.Event], h.Timestamp)
-	t.n++
-	t.cond.Broadcast()
-	return nil
-}
-
-// OnConnectionUp signals the session's queue is consuming.
-func (t *tally) OnConnectionUp(context.Context) {
-	select {
-	case t.up <- struct{}{}:
-	default:
+func minOf(xs []uint64) uint64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = min(m, x)
 	}
+	return m
 }
 
-// OnConnectionDown tells the user: what is published until the connection is back is lost
-// to this session (the recovery API, in a later step, fetches it).
-func (t *tally) OnConnectionDown(_ context.Context, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	fmt.Fprintf(t.out, "  connection down: %v\n", err)
-}
-
-func (t *tally) onError(error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.errors++
-}
-
-func (t *tally) total() int           { t.mu.Lock(); defer t.mu.Unlock(); return t.n }
-func (t *tally) matchCount() int      { t.mu.Lock(); defer t.mu.Unlock(); return len(t.byMatch) }
-func (t *tally) unparsableCount() int { t.mu.Lock(); defer t.mu.Unlock(); return t.unparsable }
-func (t *tally) errorCount() int      { t.mu.Lock(); defer t.mu.Unlock(); return t.errors }
-
-// waitFor waits until n messages arrived or ctx ends.
-func (t *tally) waitFor(ctx context.Context, n int) {
-	stop := context.AfterFunc(ctx, func() {
-		t.mu.Lock()
-		t.cond.Broadcast()
-		t.mu.Unlock()
-	})
-	defer stop()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for t.n < n && ctx.Err() == nil {
-		t.cond.Wait()
+func maxOf(xs []uint64) uint64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
 	}
-}
-
-// check compares what arrived with what the simulator sent: how many of the messages
-// published never arrived, and, per match, whether those the simulator's history still
-// holds arrived in the order they were sent.
-func (t *tally) check(sim *feedtest.Simulator) (lost, reordered int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lost = max(0, int(sim.Stats().Events)-t.n)
-	for event, sent := range sim.EventsByMatch() {
-		got := t.byMatch[event]
-		if len(got) > len(sent) {
-			got = got[len(got)-len(sent):] // the history kept only the match's latest messages
-		}
-		for i := range min(len(got), len(sent)) {
-			if !got[i].Equal(sent[i].Message.MessageHeader().Timestamp) {
-				reordered++
-			}
-		}
-	}
-	return lost, reordered
-}
-
-func (t *tally) OnOddsChange(_ context.Context, m *feed.OddsChange) error { return t.add(m) }
-func (t *tally) OnBetStop(_ context.Context, m *feed.BetStop) error       { return t.add(m) }
-func (t *tally) OnBetSettlement(_ context.Context, m *feed.BetSettlement) error {
-	return t.add(m)
-}
-func (t *tally) OnRollbackBetSettlement(_ context.Context, m *feed.RollbackBetSettlement) error {
-	return t.add(m)
-}
-func (t *tally) OnBetCancel(_ context.Context, m *feed.BetCancel) error { return t.add(m) }
-func (t *tally) OnRollbackBetCancel(_ context.Context, m *feed.RollbackBetCancel) error {
-	return t.add(m)
-}
-func (t *tally) OnFixtureChange(_ context.Context, m *feed.FixtureChange) error { return t.add(m) }
-func (t *tally) OnUnparsableMessage(context.Context, *feed.UnparsableMessage) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.unparsable++
-	return nil
+	return m
 }
