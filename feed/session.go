@@ -19,6 +19,17 @@ type SystemHandler interface {
 	HandleSystem(ev Event)
 }
 
+// ConnectionLossHandler is implemented by a SystemHandler that must hear of a lost
+// connection in order with the system messages: the session calls HandleConnectionDown on
+// the transport's reading goroutine, after every message read on the lost connection and
+// before any read on the next, which the GlobalEventsListener, called from a goroutine of
+// its own, cannot promise. The recovery manager needs this order: a snapshot_complete read
+// after the loss must not complete a recovery whose replay the loss cut short. Like
+// HandleSystem, it must hand the news off and return at once.
+type ConnectionLossHandler interface {
+	HandleConnectionDown(err error)
+}
+
 // DefaultMaxBodySize is the largest message body a session accepts by default.
 const DefaultMaxBodySize = 8 << 20
 
@@ -298,6 +309,9 @@ func (s *Session) handleSystem(ev Event) {
 func (r receiver) ConnectionDown(err error) {
 	r.s.nDowns.Add(1)
 	r.s.rep.log.LogAttrs(r.s.ctx, slog.LevelWarn, "feed: connection down", slog.Any("err", err))
+	if h, ok := r.s.system.(ConnectionLossHandler); ok {
+		r.s.handleConnectionDown(h, err)
+	}
 	if g := r.s.global; g != nil {
 		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionDown(ctx, err) })
 	}
@@ -309,6 +323,17 @@ func (r receiver) ConnectionUp() {
 	if g := r.s.global; g != nil {
 		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionUp(ctx) })
 	}
+}
+
+// handleConnectionDown passes the loss on, keeping a panicking handler from stopping the
+// transport's reading goroutine.
+func (s *Session) handleConnectionDown(h ConnectionLossHandler, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.rep.report(s.ctx, &ListenerError{Method: "ConnectionLossHandler.HandleConnectionDown", Panic: p, Stack: debug.Stack()})
+		}
+	}()
+	h.HandleConnectionDown(err)
 }
 
 type nopSystem struct{}

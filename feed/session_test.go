@@ -580,3 +580,27 @@ type refusingTransport struct{}
 func (refusingTransport) Subscribe(context.Context, []string, feed.Receiver) (feed.Subscription, error) {
 	return nil, errors.New("broker unreachable")
 }
+
+// A SystemHandler that is a ConnectionLossHandler hears of a lost connection in order
+// with the system messages: after those read before the loss, before those read after.
+func TestSessionReportsConnectionLossInOrderWithSystemMessages(t *testing.T) {
+	broker := newBroker(t, feedtest.BrokerOptions{})
+	sys := &lossRecorder{got: make(chan string, 8)}
+	openSession(t, broker, feed.SessionConfig{Listener: newRecorder(0), System: sys})
+	ctx := t.Context()
+	alive := func(ms int64) []byte {
+		return feedtest.Marshal(&feed.Alive{Header: feed.Header{Producer: 1, Timestamp: time.UnixMilli(ms).UTC()}, Subscribed: true})
+	}
+	require.NoError(t, broker.Publish(ctx, "-.-.-.alive.-.-.-.-", alive(1)))
+	assert.Equal(t, "alive", <-sys.got)
+	broker.Disconnect(errors.New("cable cut"))
+	broker.Reconnect()
+	require.NoError(t, broker.Publish(ctx, "-.-.-.alive.-.-.-.-", alive(2)))
+	assert.Equal(t, "down: cable cut", <-sys.got)
+	assert.Equal(t, "alive", <-sys.got)
+}
+
+type lossRecorder struct{ got chan string }
+
+func (s *lossRecorder) HandleSystem(ev feed.Event)     { s.got <- ev.Key.Type.String() }
+func (s *lossRecorder) HandleConnectionDown(err error) { s.got <- "down: " + err.Error() }
