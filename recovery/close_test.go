@@ -23,7 +23,7 @@ func TestCloseTwiceAndOpenAfterClose(t *testing.T) {
 	// Messages after Close are dropped without blocking.
 	r.m.HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
 	r.m.SystemHandler(0).HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
-	r.m.ConnectionDown(nil)
+	r.m.HandleConnectionDown(nil)
 }
 
 // A manager closed before it was opened cannot be opened; Open twice is refused.
@@ -77,11 +77,19 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 		return nil
 	})
 	r := newRig(t, recovery.Config{Requester: stubborn})
-	defer close(release) // before the rig's cleanup: its Close returns nil at once anyway
 	r.alive(1, true)
 	<-called
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	assert.ErrorIs(t, r.m.Close(ctx), context.Canceled)
-	assert.NoError(t, r.m.Close(context.Background()), "closed already")
+	// A later Close waits, as the first would have, for the goroutines to be gone.
+	again := make(chan error, 1)
+	go func() { again <- r.m.Close(context.Background()) }()
+	select {
+	case err := <-again:
+		t.Fatalf("the second Close returned %v while the API call was still running", err)
+	default:
+	}
+	close(release)
+	assert.NoError(t, <-again)
 }

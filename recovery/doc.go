@@ -41,7 +41,9 @@
 //     ignored; the right one, once received on every session, makes the producer healthy
 //     (FirstRecoveryCompleted the first time in the process, then ReturnedFromInactivity).
 //   - A recovery goes back, in this order: (1) for a producer recovering, to its
-//     RecoveryRequestedAt; (2) with no LastDisconnectedAt, to LastSubscribedAt, or else
+//     RecoveryRequestedAt, or to the disconnection that recovery covers when earlier
+//     (the seed takes the request time only, which loses the span before it when the
+//     earlier replay was lost, the reason a recovering producer is recovered again); (2) with no LastDisconnectedAt, to LastSubscribedAt, or else
 //     ten minutes (Config.AssumedDowntime); (3) to at most 60 hours
 //     (Config.MaxRecoveryLength, or the producer's shorter MaxRecoveryWindow); (4) else to
 //     LastDisconnectedAt. The start is chosen when the need arises and registered as the

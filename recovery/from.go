@@ -38,7 +38,11 @@ func (r FromRule) String() string {
 // RecoveryFrom returns the moment a recovery requested at now should replay the feed
 // from, and the rule that chose it, following the seed's order:
 //
-//  1. a producer that is recovering re-uses its RecoveryRequestedAt;
+//  1. a producer that is recovering re-uses its RecoveryRequestedAt, or the disconnection
+//     that recovery covers when it is earlier (a deliberate departure from the seed,
+//     which re-uses the request time only: a recovering producer is recovered again
+//     because its replay may be lost, and the seed's choice would leave the span from the
+//     disconnection to the request unreplayed);
 //  2. with no LastDisconnectedAt: LastSubscribedAt, or else assumedDowntime before now;
 //  3. a LastDisconnectedAt more than maxLength ago is clamped to maxLength before now;
 //  4. else LastDisconnectedAt.
@@ -59,6 +63,11 @@ func RecoveryFrom(r Record, now time.Time, maxLength, assumedDowntime time.Durat
 func pickFrom(r Record, now time.Time, assumedDowntime time.Duration) (time.Time, FromRule) {
 	switch {
 	case r.State == Recovering && !r.RecoveryRequestedAt.IsZero():
+		if !r.LastDisconnectedAt.IsZero() && r.LastDisconnectedAt.Before(r.RecoveryRequestedAt) {
+			// A recovering producer is recovered again because its replay may be lost:
+			// the request time alone would leave what that replay covered unreplayed.
+			return r.LastDisconnectedAt, FromLastDisconnected
+		}
 		return r.RecoveryRequestedAt, FromRecoveryRequested
 	case r.LastDisconnectedAt.IsZero() && !r.LastSubscribedAt.IsZero():
 		return r.LastSubscribedAt, FromLastSubscribed

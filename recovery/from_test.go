@@ -20,9 +20,15 @@ func TestRecoveryFromFollowsTheSeedsOrder(t *testing.T) {
 		want time.Time
 		rule recovery.FromRule
 	}{
-		{"1: recovering re-uses recovery_requested_at, before any disconnection",
-			recovery.Record{State: recovery.Recovering, RecoveryRequestedAt: ago(time.Minute), LastDisconnectedAt: ago(time.Hour), LastSubscribedAt: ago(2 * time.Minute)},
+		{"1: recovering re-uses recovery_requested_at, before the subscription",
+			recovery.Record{State: recovery.Recovering, RecoveryRequestedAt: ago(time.Minute), LastSubscribedAt: ago(2 * time.Minute)},
 			ago(time.Minute), recovery.FromRecoveryRequested},
+		{"1: ... or the disconnection it covers, when earlier: its replay may be lost",
+			recovery.Record{State: recovery.Recovering, RecoveryRequestedAt: ago(time.Minute), LastDisconnectedAt: ago(time.Hour), LastSubscribedAt: ago(2 * time.Minute)},
+			ago(time.Hour), recovery.FromLastDisconnected},
+		{"1: a disconnection after the request does not move it",
+			recovery.Record{State: recovery.Recovering, RecoveryRequestedAt: ago(time.Hour), LastDisconnectedAt: ago(time.Minute)},
+			ago(time.Hour), recovery.FromRecoveryRequested},
 		{"1 is skipped for a recovering record without a request time",
 			recovery.Record{State: recovery.Recovering, LastSubscribedAt: ago(3 * time.Minute)},
 			ago(3 * time.Minute), recovery.FromLastSubscribed},

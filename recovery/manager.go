@@ -178,25 +178,24 @@ func (m *Manager) Open(ctx context.Context) error {
 }
 
 // Close stops the manager and waits for its goroutines; a request being sent is
-// abandoned. If ctx ends first Close returns ctx.Err(). Close of a closed manager
-// returns nil.
+// abandoned. If ctx ends first Close returns ctx.Err(). Every Close, the first and any
+// other, returns once the goroutines are gone (or its ctx ends).
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	was := m.state
 	m.state = closed
+	if was != closed {
+		close(m.closing)
+		if was == open {
+			m.cancel()
+			go func() { m.wg.Wait(); close(m.done) }()
+		} else {
+			close(m.done) // never opened: nothing to wait for
+		}
+	}
 	m.mu.Unlock()
-	if was == closed {
-		return nil
-	}
-	close(m.closing)
-	if was == created {
-		return nil
-	}
-	m.cancel()
-	done := make(chan struct{})
-	go func() { m.wg.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-m.done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -206,10 +205,10 @@ func (m *Manager) Close(ctx context.Context) error {
 // HandleSystem takes a system message of the first session; see SystemHandler.
 func (m *Manager) HandleSystem(ev feed.Event) { m.post(input{ev: ev}) }
 
-// SystemHandler returns the handler for the system messages of session i, numbered from
-// 0 to Config.Sessions-1. Its HandleSystem only queues the message for the manager's
-// goroutine; it waits while the manager's queue is full, which slows the session's
-// reading down rather than lose an alive.
+// SystemHandler returns the handler for the system messages and connection losses of
+// session i, numbered from 0 to Config.Sessions-1. Its methods only queue the news for
+// the manager's goroutine; they wait while the manager's queue is full, which slows the
+// session's reading down rather than lose an alive.
 func (m *Manager) SystemHandler(i int) feed.SystemHandler {
 	if i < 0 || i >= m.s.Sessions {
 		panic(fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, m.s.Sessions))
@@ -224,10 +223,16 @@ type sessionHandler struct {
 
 func (h sessionHandler) HandleSystem(ev feed.Event) { h.m.post(input{ev: ev, session: h.i}) }
 
-// ConnectionDown tells the manager that the broker connection was lost: what the feed
-// sends meanwhile is lost, so every healthy producer is disconnected (ConnectionDown) and
-// a recovery in progress must be requested again.
-func (m *Manager) ConnectionDown(err error) { m.post(input{connDown: true, err: err}) }
+// HandleConnectionDown tells the manager that the first session's connection was lost;
+// see SystemHandler. It implements feed.ConnectionLossHandler.
+func (m *Manager) HandleConnectionDown(err error) { m.post(input{connDown: true, err: err}) }
+
+// HandleConnectionDown tells the manager that the session's connection was lost: what the
+// feed sends meanwhile is lost, so every healthy producer is disconnected
+// (ConnectionDown) and a recovery under way is requested again. The session calls it in
+// order with the system messages, which is what makes a snapshot_complete read after the
+// loss unable to complete a recovery the loss cut short.
+func (h sessionHandler) HandleConnectionDown(err error) { h.m.post(input{connDown: true, err: err}) }
 
 func (m *Manager) post(in input) {
 	select {

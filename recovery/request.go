@@ -84,6 +84,7 @@ func (m *Manager) onResult(r result, now time.Time) {
 			p.retryAt = now.Add(api.RetryAfter) // the API said when (a 429 or 503 with Retry-After)
 		}
 		p.attempt++
+		p.again = false // the retry is the request the new need called for
 		m.stats.RequestsFailed++
 		m.reportLocked(&RequestError{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from, RetryAt: p.retryAt, Err: r.err})
 	case !r.reservation.Allowed:

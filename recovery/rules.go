@@ -34,6 +34,7 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 		m.stats.Unsubscribed++
 		if p.rec.State == Healthy {
 			p.rec.State = Disconnected
+			m.stats.Disconnections++
 			m.update(p, feed.Other, now)
 		}
 		m.need(p, now, "alive with subscribed=0")
