@@ -48,10 +48,18 @@ func rabbitLink(t *testing.T) feedLink {
 	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close(context.Background()) })
-	return feedLink{transport: tr, pub: pub,
+	return feedLink{transport: tr, pub: wholeWrites{pub},
 		drop:    func() { testenv.CloseAMQPConnections(t, "feedkit-e2e-sdk", "e2e outage") },
 		restore: func() {}, // the transport reconnects on its own
 		flush:   pub.Flush}
+}
+
+// wholeWrites lets a publish under way finish when the simulator stops: a write cut short
+// leaves the publisher's connection unusable, and the final flush would fail.
+type wholeWrites struct{ *rabbitmq.Publisher }
+
+func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error {
+	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
 }
 
 // The whole story, on the simulator: alives stop → the producer goes down; the connection
@@ -182,9 +190,9 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 
 	// The replay is held by the listener; the feed's snapshot_complete arrives (after the
 	// wrong one, which was ignored) and completes the recovery; the up waits.
-	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Recovery.RecoveriesCompleted == 2 }))
+	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.RecoveriesCompleted == 2 }))
 	assert.GreaterOrEqual(t, sdk.Stats().Recovery.SnapshotsIgnored, uint64(2), "both wrong snapshot_completes were ignored")
-	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Global.Held == 1 }))
+	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Global.Held == 1 }))
 	global.none(t)
 	openGate()
 	assert.Equal(t, "up ReturnedFromInactivity: replay tasks pending 0", global.next(t))
@@ -201,7 +209,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 			sent[identity(s.Message)] = true
 		}
 	}
-	require.NoError(t, waitFor(ctx, func() bool { return len(missing(sent, rec)) == 0 }), "missing %v", missing(sent, rec))
+	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return len(missing(sent, rec)) == 0 }), "missing %v", missing(sent, rec))
 	for _, m := range rec.Messages() {
 		assert.True(t, sent[identity(m)], "received but not sent: %s", identity(m))
 	}
@@ -226,21 +234,6 @@ func missing(sent map[string]bool, rec *feedtest.Recorder) []string {
 		}
 	}
 	return out
-}
-
-// waitFor waits for cond, re-checking it each time the SDK could have moved on; it is
-// bounded by ctx.
-func waitFor(ctx context.Context, cond func() bool) error {
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for !cond() {
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
 }
 
 // globalLog is the customer's GlobalEventsListener: a line per call.

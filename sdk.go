@@ -10,6 +10,7 @@ import (
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -81,11 +82,15 @@ func New(cfg Config) (*SDK, error) {
 		api.Node = cfg.Node
 		client, err := feed.NewRecoveryClient(api)
 		if err != nil {
+			_ = s.global.Close(context.Background())
 			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
 		}
 		rc.Requester = client
 	}
 	s.manager, err = recovery.NewManager(rc)
+	if err != nil {
+		_ = s.global.Close(context.Background())
+	}
 	if errors.Is(err, recovery.ErrNoRequester) {
 		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", recovery.EnabledEnv)
 	}
@@ -113,13 +118,13 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 		if cc.Logger == nil {
 			cc.Logger = s.cfg.Logger
 		}
-		w, err := concurrent.NewOddsFeedListener(&hooked{l: sc.Listener, processed: observeDelay(s.manager)}, s.tracker, cc)
+		w, err := concurrent.NewOddsFeedListener(&hooked{l: sc.Listener, processed: observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock))}, s.tracker, cc)
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.Concurrent: %w", err)
 		}
 		disp, workers = w, w
 	} else {
-		ts, err := newTrackedSerial(sc.Listener, observeDelay(s.manager), s.tracker, feed.DispatcherOptions{
+		ts, err := newTrackedSerial(sc.Listener, observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock)), s.tracker, feed.DispatcherOptions{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
@@ -130,7 +135,7 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 		Interest:    sc.Interest,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
-		Global:      connectionTee{m: s.manager, g: s.global},
+		Global:      s.global,
 		System:      s.manager.SystemHandler(i),
 		MaxBodySize: s.cfg.MaxBodySize,
 		OnError:     s.cfg.OnError,
@@ -174,8 +179,8 @@ func (s *SDK) Open(ctx context.Context) error {
 	}
 	for i, se := range s.sessions {
 		if err := se.Open(ctx); err != nil {
-			s.state = 2
-			s.closeLocked(context.WithoutCancel(ctx))
+			s.state, s.closed = 2, true
+			_ = s.closeAll(context.WithoutCancel(ctx))
 			return fmt.Errorf("feedkit: session %d (%s): %w", i, se.Interest(), err)
 		}
 	}
@@ -183,26 +188,29 @@ func (s *SDK) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the sessions (their dispatchers deliver what they hold, and their
-// connections close), then the recovery manager and the global listener. If ctx ends
+// Close stops the recovery manager (so that nothing a session still reads can wait on
+// it), then the sessions (their dispatchers deliver what they hold, and their connections
+// close), then the global listener. If ctx ends
 // first, what is still queued is abandoned and Close returns ctx.Err().
 func (s *SDK) Close(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.state = 2
-	return s.closeLocked(ctx)
+	s.closed = true
+	s.mu.Unlock()
+	// Not under s.mu: the listeners called while the dispatchers drain may call Stats.
+	return s.closeAll(ctx)
 }
 
-func (s *SDK) closeLocked(ctx context.Context) error {
-	s.closed = true
-	var errs []error
+func (s *SDK) closeAll(ctx context.Context) error {
+	errs := []error{s.manager.Close(ctx)}
 	for _, se := range s.sessions {
 		errs = append(errs, se.Close(ctx))
 	}
-	errs = append(errs, s.manager.Close(ctx), s.global.Close(ctx))
+	errs = append(errs, s.global.Close(ctx))
 	return errors.Join(errs...)
 }
 
@@ -228,11 +236,10 @@ type DeliveryStats struct {
 	Serial     *feed.DispatcherStats // nil with the concurrent listener
 }
 
-// Stats returns the SDK's counters.
+// Stats returns the SDK's counters. It may be called at any time, from any goroutine,
+// listeners included.
 func (s *SDK) Stats() Stats {
-	s.mu.Lock()
-	sessions := s.sessions
-	s.mu.Unlock()
+	sessions := s.sessions // fixed by New
 	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot()}
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())

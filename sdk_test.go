@@ -82,7 +82,7 @@ func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
 	require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
 	assert.Equal(t, "up FirstRecoveryCompleted", global.next(t))
 	assert.Empty(t, sim.RecoveryRequests())
-	require.NoError(t, waitFor(ctx, func() bool { return sdk.Stats().Recovery.DuplicateAlives == 1 }),
+	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.DuplicateAlives == 1 }),
 		"each session delivers the alive; the second copy is dropped")
 	require.NoError(t, sdk.Close(ctx))
 	require.NoError(t, sdk.Close(ctx))

@@ -3,28 +3,12 @@ package feedkit
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
-
-// connectionTee is the GlobalEventsListener of the sessions: the recovery manager must
-// hear of a lost connection (what the feed sends meanwhile is lost), and so must the
-// customer.
-type connectionTee struct {
-	feed.BaseGlobalEventsListener
-	m *recovery.Manager
-	g feed.GlobalEventsListener
-}
-
-func (t connectionTee) OnConnectionDown(ctx context.Context, err error) {
-	t.m.ConnectionDown(err)
-	t.g.OnConnectionDown(ctx, err)
-}
-
-func (t connectionTee) OnConnectionUp(ctx context.Context) { t.g.OnConnectionUp(ctx) }
 
 // hooked calls the customer's listener between hooks: enter (nil for none) runs before
 // each call and returns what to run when the call ends, however it ends (a panic
@@ -50,8 +34,8 @@ func (h *hooked) call(hd *feed.Header, f func() error) error {
 
 // observeDelay tells the recovery manager how late a message was processed, for its
 // processing-delay check.
-func observeDelay(m *recovery.Manager) func(*feed.Header) {
-	return func(h *feed.Header) { m.ObserveProcessed(h, time.Now()) }
+func observeDelay(m *recovery.Manager, clk clock.Clock) func(*feed.Header) {
+	return func(h *feed.Header) { m.ObserveProcessed(h, clk.Now()) }
 }
 
 func (h *hooked) OnOddsChange(ctx context.Context, m *feed.OddsChange) error {
@@ -96,7 +80,13 @@ type trackedSerial struct {
 	inner   *feed.SerialDispatcher
 	tracker *concurrent.TaskLifecycleTracker
 	mu      sync.Mutex
-	tickets []concurrent.Ticket
+	tickets []numbered
+	seq     uint64 // the number of the last ticket queued
+}
+
+type numbered struct {
+	seq uint64
+	k   concurrent.Ticket
 }
 
 func newTrackedSerial(l feed.OddsFeedListener, processed func(*feed.Header), tracker *concurrent.TaskLifecycleTracker, opts feed.DispatcherOptions) (*trackedSerial, error) {
@@ -113,14 +103,22 @@ func newTrackedSerial(l feed.OddsFeedListener, processed func(*feed.Header), tra
 func (ts *trackedSerial) Dispatch(ctx context.Context, ev feed.Event) error {
 	k := ts.tracker.Allocate(concurrent.RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	ts.mu.Lock()
-	ts.tickets = append(ts.tickets, k)
+	ts.seq++
+	seq := ts.seq
+	ts.tickets = append(ts.tickets, numbered{seq, k})
 	ts.mu.Unlock()
 	if err := ts.inner.Dispatch(ctx, ev); err != nil {
-		// Not queued, so not delivered: the ticket is still the last one.
+		// Not queued, so not delivered: the ticket is the last one, unless a Close that
+		// gave up waiting has abandoned every ticket already.
 		ts.mu.Lock()
-		ts.tickets = ts.tickets[:len(ts.tickets)-1]
+		mine := len(ts.tickets) > 0 && ts.tickets[len(ts.tickets)-1].seq == seq
+		if mine {
+			ts.tickets = ts.tickets[:len(ts.tickets)-1]
+		}
 		ts.mu.Unlock()
-		k.Abandon()
+		if mine {
+			k.Abandon()
+		}
 		return err
 	}
 	return nil
@@ -133,8 +131,8 @@ func (ts *trackedSerial) Close(ctx context.Context) error {
 	rest := ts.tickets
 	ts.tickets = nil
 	ts.mu.Unlock()
-	for _, k := range rest {
-		k.Abandon()
+	for _, n := range rest {
+		n.k.Abandon()
 	}
 	return err
 }
@@ -146,8 +144,8 @@ func (ts *trackedSerial) enter() func() {
 	if len(ts.tickets) == 0 {
 		return nil // delivered after Close abandoned it
 	}
-	k := ts.tickets[0]
-	ts.tickets[0] = concurrent.Ticket{}
+	k := ts.tickets[0].k
+	ts.tickets[0] = numbered{}
 	ts.tickets = ts.tickets[1:]
 	k.Start()
 	return k.Complete
