@@ -153,10 +153,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tally.timeline.sdk = sdk
 	if err := sdk.Open(ctx); err != nil {
 		return err
 	}
+	// Whatever ends the run early, the SDK is closed (a second Close does nothing).
+	defer sdk.Close(context.Background())
 	// Publish only once the session's queue is bound: before, messages reach no queue.
 	select {
 	case <-tally.timeline.connected:

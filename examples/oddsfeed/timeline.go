@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
@@ -19,7 +18,6 @@ type timeline struct {
 	out       io.Writer
 	start     time.Time
 	tally     *tally
-	sdk       *feedkit.SDK
 	connected chan struct{} // signalled at every ConnectionUp
 	mu        sync.Mutex
 }
