@@ -71,8 +71,8 @@ func TestEarlySnapshotCompleteOfAFailedRequest(t *testing.T) {
 }
 
 // subscribed=0 while a request is being sent: the replay asked for may miss what the
-// feed did not route to us, so once the API accepts, a new request follows from the first
-// one's request time (rule 1), and only its snapshot_complete ends the recovery.
+// feed did not route to us, so once the API accepts, a new request follows for what the
+// first one covered (rule 1), and only its snapshot_complete ends the recovery.
 func TestUnsubscribedWhileARequestIsInFlight(t *testing.T) {
 	api := newBlockingAPI()
 	r := newRig(t, recovery.Config{Requester: api})
@@ -121,7 +121,7 @@ func TestAliveWhileARequestIsInFlightRequestsNothingMore(t *testing.T) {
 
 // A lost connection while a request is being sent: its replay may be sent while nothing
 // is received, exactly as for a recovery already accepted (which ConnectionDown repeats),
-// so once the API accepts it is requested again from its request time (rule 1).
+// so once the API accepts it is requested again for what it covered (rule 1).
 func TestConnectionDownWhileARequestIsInFlightRequestsAgain(t *testing.T) {
 	api := newBlockingAPI()
 	r := newRig(t, recovery.Config{Requester: api})

@@ -145,7 +145,7 @@ func TestSnapshotCompleteIsAwaitedOnEverySession(t *testing.T) {
 }
 
 // A lost connection disconnects the healthy producers and invalidates a recovery in
-// progress, which is requested again from its request time (rule 1).
+// progress, which is requested again for what it covered (rule 1).
 func TestConnectionDownDisconnectsAndRepeatsARecoveryInProgress(t *testing.T) {
 	r := newRig(t, recovery.Config{})
 	r.healthy(1)

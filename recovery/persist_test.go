@@ -75,8 +75,8 @@ func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
 	}
 }
 
-// A record saved while recovering is requested again at B's first alive, from its
-// recovery_requested_at (rule 1), with an id above the saved one; the old request's
+// A record saved while recovering is requested again at B's first alive, for what the
+// lost recovery covered (rule 1), with an id above the saved one; the old request's
 // snapshot_complete no longer ends it.
 func TestRestartWhileRecoveringRequestsAgainWhatItCovered(t *testing.T) {
 	for _, s := range stores {

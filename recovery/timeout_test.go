@@ -11,7 +11,7 @@ import (
 )
 
 // A recovery whose snapshot_complete does not come within RecoveryTimeout is reported as
-// a TimeoutError and requested again from its recovery_requested_at (rule 1); the old
+// a TimeoutError and requested again for what it covered (rule 1); the old
 // request's snapshot_complete no longer ends it, the new one's does.
 func TestRecoveryTimeoutRequestsAgain(t *testing.T) {
 	const timeout = time.Minute
