@@ -28,8 +28,11 @@
 //   - [github.com/feedkit/feedkit/heartbeat]: a generic monitor of last-seen times for
 //     millions of keys (producers, sensors), with no timer per key.
 //
-// Further packages come with their issues: workflow timeouts and recovery, and the publish
-// carousel.
+//   - [github.com/feedkit/feedkit/workflow]: durable processes of tasks with worker,
+//     task, idle and process timeouts, version-checked transitions and automatic repair
+//     (operator tools and a PostgreSQL store to come).
+//
+// The publish carousel comes with its issue.
 //
 // # The SDK
 //

@@ -1,0 +1,47 @@
+// Package workflow runs durable processes of tasks that actors poll and decide, and
+// repairs them when things break: an actor takes a task and never answers, the store is
+// briefly unavailable, a repair half done, a process stuck.
+//
+// # Model
+//
+// A Process runs from a start task; each Task is done by an actor type and, when
+// decided, may schedule more tasks; a process's Graph holds which tasks are not finished
+// and which are. A task goes queued → in progress → finished or failed. The queue of an
+// actor type is its queued tasks in ReadyAt order, not a separate structure, so a task is
+// never queued without being in the queue, a state the seed had to repair.
+//
+// # Atomic transitions
+//
+// Every entity has a version; every change is one conditional write that succeeds only
+// on the version it read (Store), so two engines, or an engine and the recovery service,
+// never both apply a change decided on the same state. A decision is accepted by one such
+// write on its task, which records the decision whole (result, and the ids and specs of
+// the tasks it schedules); the graph, the next tasks and the process's end follow, each
+// tolerating having been done, so that whatever breaks off is completed later from the
+// task alone.
+//
+// # Automatic recovery
+//
+// The seed's three timeouts each set the RecoveryTime of their entity, and RecoverDue
+// (Run calls it every ScanInterval) reads the entities past it, in batches, on an index:
+//
+//   - a task in progress past its work timeout is taken back, queued again with a new Pass
+//     (so that the late decision of the actor it was taken from can be refused), and
+//     counted, overall and per actor type; or failed, when its actor type does not restart;
+//   - a graph idle past its process type's idle timeout is checked: a decision not applied
+//     is applied, a task the graph lists but the store lacks is created again from the
+//     decision that scheduled it (or marks the process broken when none did), a failed
+//     task fails the process; a queue nobody polls is waited for, not refilled;
+//   - a process past its recovery time whose start broke off is begun; one with nothing
+//     left is finished; one running past its process timeout is counted.
+//
+// A new process is saved with an early recovery time (its idle timeout): Start does the
+// minimum, and if creating its graph or start task fails, the recovery service does it.
+//
+// Actor preferences follow the seed (AcceptFirst true, WorkTimeout 1 min,
+// RestartAfterWorkTimeout true, TaskTimeout off, ForceFinishAfterTaskTimeout false), with a
+// RetryPolicy (attempts, capped exponential backoff) as mature engines have.
+//
+// The operator tools (search, restart, abort, mass recovery jobs) and the PostgreSQL
+// store are still to come (issue 6).
+package workflow

@@ -1,0 +1,174 @@
+package workflow
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// Engine runs processes: it starts them, hands their tasks to actors, applies the
+// decisions, and repairs what breaks (see RecoverDue). Several engines may share one
+// Store: every change is a conditional write, so none is applied twice.
+type Engine struct {
+	cfg    Config
+	store  Store
+	clock  clock.Clock
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	counters Counters
+}
+
+// New checks cfg and returns an engine.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.ScanInterval == 0 {
+		cfg.ScanInterval = DefaultScanInterval
+	}
+	if cfg.ScanBatch == 0 {
+		cfg.ScanBatch = DefaultScanBatch
+	}
+	e := &Engine{cfg: cfg, store: cfg.Store, clock: clock.OrReal(cfg.Clock), logger: cfg.Logger,
+		counters: Counters{WorkTimeoutsByActor: map[string]uint64{}}}
+	if e.logger == nil {
+		e.logger = slog.New(slog.DiscardHandler)
+	}
+	return e, nil
+}
+
+// Errors of Release, matched with errors.Is.
+var (
+	// ErrDecided: the task has a decision already; this one is not applied.
+	ErrDecided = errors.New("workflow: task already decided")
+	// ErrStalePass: the decision's pass is not the task's current one (the task was taken
+	// back from the actor and handed out again), and the actor type does not accept the
+	// first decision.
+	ErrStalePass = errors.New("workflow: decision carries a stale pass")
+)
+
+// StartRequest asks for a new process.
+type StartRequest struct {
+	Type     string
+	CustomID string
+	Start    TaskSpec
+}
+
+// Start creates a process and schedules its start task. It does the minimum before it
+// answers: the process is saved, with a recovery time as soon as its type's idle timeout,
+// so that if what follows (its graph, its start task) breaks off, the recovery service
+// completes it soon. Only a failure to save the process is an error.
+func (e *Engine) Start(ctx context.Context, req StartRequest) (Process, error) {
+	switch {
+	case req.Type == "":
+		return Process{}, errors.New("workflow: StartRequest.Type is empty")
+	case req.Start.ActorType == "":
+		return Process{}, errors.New("workflow: StartRequest.Start.ActorType is empty")
+	}
+	now := e.clock.Now()
+	p := Process{ID: newID(), Type: req.Type, CustomID: req.CustomID, State: ProcessRunning,
+		Start: req.Start, StartTask: newID(), StartedAt: now,
+		RecoveryTime: now.Add(e.cfg.process(req.Type).IdleTimeout)}
+	if err := e.store.CreateProcess(ctx, p); err != nil {
+		return Process{}, fmt.Errorf("workflow: start: %w", err)
+	}
+	p.Version = 1
+	if err := e.begin(ctx, p); err != nil {
+		e.report(fmt.Errorf("workflow: process %s saved, its start left to recovery: %w", p.ID, err))
+	}
+	return p, nil
+}
+
+// begin creates a process's graph and start task, and sets its recovery time to its
+// process timeout. Each step tolerates having been done already.
+func (e *Engine) begin(ctx context.Context, p Process) error {
+	now := e.clock.Now()
+	pp := e.cfg.process(p.Type)
+	g := Graph{ProcessID: p.ID, NotFinished: []string{p.StartTask}, ChangedAt: now, RecoveryTime: now.Add(pp.IdleTimeout)}
+	if err := e.store.CreateGraph(ctx, g); err != nil && !errors.Is(err, ErrExists) {
+		return err
+	}
+	if err := e.store.CreateTasks(ctx, []Task{e.newTask(p.StartTask, p.ID, p.Start, now)}); err != nil {
+		return err
+	}
+	p.RecoveryTime = time.Time{}
+	if pp.ProcessTimeout > 0 {
+		p.RecoveryTime = p.StartedAt.Add(pp.ProcessTimeout)
+	}
+	if _, err := e.store.UpdateProcess(ctx, p); err != nil && !errors.Is(err, ErrConflict) {
+		return err
+	}
+	return nil
+}
+
+// newTask returns a queued task ready at now, with its task timeout if it has one.
+func (e *Engine) newTask(id, processID string, spec TaskSpec, now time.Time) Task {
+	t := Task{ID: id, ProcessID: processID, Spec: spec, State: TaskQueued, ReadyAt: now}
+	if a := e.cfg.actor(spec.ActorType); a.taskTimeout > 0 {
+		t.Deadline = now.Add(a.taskTimeout)
+		t.RecoveryTime = t.Deadline
+	}
+	return t
+}
+
+// Poll hands the next ready task of actorType to an actor, or reports none. The task is
+// in progress until its decision is released or its work timeout passes; the actor must
+// send back its Pass with the decision. A task found past its task timeout is failed
+// instead of handed out.
+func (e *Engine) Poll(ctx context.Context, actorType string) (Task, bool, error) {
+	a := e.cfg.actor(actorType)
+	for {
+		now := e.clock.Now()
+		t, ok, err := e.store.Claim(ctx, actorType, now, func(t *Task) {
+			t.State = TaskInProgress
+			t.Pass = newID()
+			t.Attempts++
+			t.RecoveryTime = now.Add(a.work)
+			if !t.Deadline.IsZero() && a.forceFinish && t.Deadline.Before(t.RecoveryTime) {
+				t.RecoveryTime = t.Deadline
+			}
+		})
+		if err != nil || !ok || t.Deadline.IsZero() || now.Before(t.Deadline) {
+			return t, ok, err
+		}
+		e.count(func(c *Counters) { c.TaskTimeouts++ })
+		if err := e.fail(ctx, t, "task timeout", now, false); err != nil {
+			e.report(fmt.Errorf("workflow: task %s past its timeout, left to recovery: %w", t.ID, err))
+		}
+	}
+}
+
+// Counters returns a copy of the recovery counters.
+func (e *Engine) Counters() Counters {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.counters
+	c.WorkTimeoutsByActor = make(map[string]uint64, len(e.counters.WorkTimeoutsByActor))
+	for k, v := range e.counters.WorkTimeoutsByActor {
+		c.WorkTimeoutsByActor[k] = v
+	}
+	return c
+}
+
+func (e *Engine) count(f func(c *Counters)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(&e.counters)
+}
+
+func (e *Engine) report(err error) {
+	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "workflow: error", slog.Any("err", err))
+	if e.cfg.OnError != nil {
+		e.cfg.OnError(err)
+	}
+}
+
+// newID returns a random id.
+func newID() string { return rand.Text() }

@@ -1,0 +1,125 @@
+package workflow
+
+import (
+	"fmt"
+	"time"
+)
+
+// ProcessState is where a process stands.
+type ProcessState uint8
+
+// Process states. Only a Running process has tasks handed out.
+const (
+	ProcessRunning  ProcessState = iota + 1
+	ProcessFinished              // every task done
+	ProcessFailed                // a task failed for good
+	ProcessAborted               // an operator aborted it
+	ProcessBroken                // its entities are inconsistent and cannot be repaired
+)
+
+var processStateNames = map[ProcessState]string{ProcessRunning: "running", ProcessFinished: "finished",
+	ProcessFailed: "failed", ProcessAborted: "aborted", ProcessBroken: "broken"}
+
+func (s ProcessState) String() string {
+	if n, ok := processStateNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("ProcessState(%d)", uint8(s))
+}
+
+// TaskState is where a task stands: queued → in progress → finished or failed.
+type TaskState uint8
+
+// Task states.
+const (
+	TaskQueued     TaskState = iota + 1 // waiting in its actor type's queue (from ReadyAt)
+	TaskInProgress                      // handed to an actor, its decision awaited
+	TaskFinished                        // decided
+	TaskFailed                          // failed for good (retries exhausted, timeout)
+)
+
+var taskStateNames = map[TaskState]string{TaskQueued: "queued", TaskInProgress: "in progress",
+	TaskFinished: "finished", TaskFailed: "failed"}
+
+func (s TaskState) String() string {
+	if n, ok := taskStateNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("TaskState(%d)", uint8(s))
+}
+
+// TaskSpec is a task to schedule: which actor type does it, with what arguments.
+type TaskSpec struct {
+	ActorType string
+	Args      []byte
+}
+
+// Process is one run of a workflow: a graph of tasks from a start task.
+type Process struct {
+	ID       string
+	Type     string
+	CustomID string // the caller's own key, searchable
+	State    ProcessState
+	// Start is the first task: kept on the process so that recovery can schedule it when
+	// the start broke off after the process was saved.
+	Start     TaskSpec
+	StartTask string // the start task's id, chosen when the process is created
+	StartedAt time.Time
+	// RecoveryTime is when the recovery service must look at the process (zero: never).
+	RecoveryTime time.Time
+	Reason       string // why an operator restarted or aborted it, or why it is broken
+	// Version counts the changes; an update succeeds only on the version it read.
+	Version int64
+}
+
+// Task is one piece of work of a process for an actor type, with its decision.
+type Task struct {
+	ID        string
+	ProcessID string
+	Spec      TaskSpec
+	State     TaskState
+	// Pass is the key an actor's decision must carry when its actor type does not accept
+	// the first decision: it changes each time the task is handed out, so that the
+	// decision of an actor the task was taken back from is refused.
+	Pass string
+	// ReadyAt orders the queue: the task is handed out no sooner.
+	ReadyAt time.Time
+	// RecoveryTime is when the recovery service must look at the task: its work timeout
+	// while in progress, its task timeout while queued (zero: never).
+	RecoveryTime time.Time
+	// Deadline is the task timeout's end (zero: none).
+	Deadline time.Time
+	Attempts int // times handed out
+	// The decision: Result and Next when it succeeded, Error when it failed. Next lists
+	// the tasks it schedules, with their ids fixed when the decision is accepted, so that a
+	// release broken off half-way is completed from the task alone.
+	Result    []byte
+	Error     string
+	Next      []string
+	NextSpecs []TaskSpec
+	Version   int64
+}
+
+// Graph is a process's progress: which of its tasks are not finished, which are.
+type Graph struct {
+	ProcessID   string
+	NotFinished []string
+	Finished    []string
+	ChangedAt   time.Time
+	// RecoveryTime is when the recovery service must check the process for consistency:
+	// pushed by every change, by the process type's idle timeout.
+	RecoveryTime time.Time
+	Version      int64
+}
+
+// Counters are the recovery service's counters, for monitoring.
+type Counters struct {
+	WorkTimeouts        uint64            // decisions taken back after their work timeout
+	WorkTimeoutsByActor map[string]uint64 // the same, per actor type
+	TaskTimeouts        uint64
+	GraphsChecked       uint64
+	GraphsRepaired      uint64
+	ProcessesFinished   uint64 // finished by the process scan
+	ProcessTimeouts     uint64 // processes still running past their process timeout
+	ProcessesBroken     uint64
+}

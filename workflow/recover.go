@@ -1,0 +1,256 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Report says what one pass of the recovery service did.
+type Report struct {
+	Tasks, Graphs, Processes int // entities past their recovery time, looked at
+	Repaired                 int // of those, repaired
+}
+
+// Run runs the recovery service until ctx ends: every ScanInterval, RecoverDue.
+func (e *Engine) Run(ctx context.Context) error {
+	t := e.clock.NewTicker(e.cfg.ScanInterval)
+	defer t.Stop()
+	for {
+		if _, err := e.RecoverDue(ctx); err != nil && ctx.Err() == nil {
+			e.report(err)
+		}
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// RecoverDue looks at every task, graph and process whose recovery time has passed, in
+// batches of ScanBatch, and repairs what needs it. An entity it cannot repair now (the
+// store failing) keeps its recovery time and is looked at again next time.
+func (e *Engine) RecoverDue(ctx context.Context) (Report, error) {
+	var r Report
+	now := e.clock.Now()
+	if err := scan(ctx, e.cfg.ScanBatch, func(n int) ([]Task, error) { return e.store.DueTasks(ctx, now, n) },
+		func(t Task) (bool, error) { r.Tasks++; return e.recoverTask(ctx, t, now) }, &r.Repaired); err != nil {
+		return r, err
+	}
+	if err := scan(ctx, e.cfg.ScanBatch, func(n int) ([]Graph, error) { return e.store.DueGraphs(ctx, now, n) },
+		func(g Graph) (bool, error) { r.Graphs++; return e.recoverGraph(ctx, g, now) }, &r.Repaired); err != nil {
+		return r, err
+	}
+	err := scan(ctx, e.cfg.ScanBatch, func(n int) ([]Process, error) { return e.store.DueProcesses(ctx, now, n) },
+		func(p Process) (bool, error) { r.Processes++; return e.recoverProcess(ctx, p, now) }, &r.Repaired)
+	return r, err
+}
+
+// scan reads due entities batch after batch and handles each. Handling pushes an
+// entity's recovery time past now, so the next batch holds others; an entity whose
+// handling failed is skipped for the rest of this pass.
+func scan[T any](ctx context.Context, batch int, due func(n int) ([]T, error), handle func(T) (bool, error), repaired *int) error {
+	failed := 0
+	for {
+		items, err := due(batch + failed)
+		if err != nil {
+			return err
+		}
+		items = items[min(failed, len(items)):]
+		if len(items) == 0 {
+			return nil
+		}
+		for _, it := range items {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ok, err := handle(it)
+			if err != nil {
+				failed++
+				continue
+			}
+			if ok {
+				*repaired++
+			}
+		}
+	}
+}
+
+// recoverTask handles a task past its recovery time: a decision overdue is taken back
+// and queued again (or failed), a task past its task timeout is failed.
+func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, error) {
+	a := e.cfg.actor(t.Spec.ActorType)
+	pastDeadline := !t.Deadline.IsZero() && !now.Before(t.Deadline)
+	var err error
+	switch {
+	case t.State == TaskQueued && pastDeadline:
+		e.count(func(c *Counters) { c.TaskTimeouts++ })
+		err = e.fail(ctx, t, "task timeout", now, false)
+	case t.State == TaskInProgress && pastDeadline && a.forceFinish:
+		e.count(func(c *Counters) { c.TaskTimeouts++ })
+		err = e.fail(ctx, t, "task timeout", now, false)
+	case t.State == TaskInProgress && !a.restart:
+		e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
+		err = e.fail(ctx, t, "work timeout", now, true)
+	case t.State == TaskInProgress:
+		// Back to the queue only if still in progress (the version says so), with a new
+		// pass so that the late decision of the actor it was taken from can be refused.
+		t.State, t.Pass, t.ReadyAt = TaskQueued, "", now
+		t.RecoveryTime = t.Deadline
+		if _, err = e.store.UpdateTask(ctx, t); err == nil {
+			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
+			e.logger.LogAttrs(ctx, slog.LevelInfo, "workflow: work timeout, task queued again",
+				slog.String("task", t.ID), slog.String("actor", t.Spec.ActorType))
+			_, _ = e.updateGraph(ctx, t.ProcessID, func(*Graph) bool { return true }) // push its check
+		}
+	default:
+		// Nothing is due for it (decided, or queued before its deadline): clear the mark.
+		t.RecoveryTime = t.Deadline
+		if t.State == TaskFinished || t.State == TaskFailed {
+			t.RecoveryTime = time.Time{}
+		}
+		_, err = e.store.UpdateTask(ctx, t)
+		return false, ignoreConflict(err)
+	}
+	if err != nil {
+		return false, ignoreConflict(err)
+	}
+	return true, nil
+}
+
+// recoverGraph checks an idle process for consistency and repairs it: a task finished
+// but not applied is applied, a task the graph lists but the store lacks is created again
+// from the decision that scheduled it, a failed task fails the process. Queued tasks of
+// an actor type whose queue nobody polls are left waiting: the actors are missing, and
+// queuing them again would not help. It then plans the next check.
+func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool, error) {
+	e.count(func(c *Counters) { c.GraphsChecked++ })
+	p, err := e.store.Process(ctx, g.ProcessID)
+	if err != nil {
+		return false, err
+	}
+	if p.State != ProcessRunning {
+		g.RecoveryTime = time.Time{}
+		_, err := e.store.UpdateGraph(ctx, g)
+		return false, ignoreConflict(err)
+	}
+	tasks, err := e.store.ProcessTasks(ctx, p.ID)
+	if err != nil {
+		return false, err
+	}
+	byID := make(map[string]Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	repaired := false
+	for _, id := range slices.Clone(g.NotFinished) {
+		t, ok := byID[id]
+		switch {
+		case !ok:
+			spec, found := scheduledBy(id, p, tasks)
+			if !found {
+				return true, e.markBroken(ctx, p, fmt.Sprintf("task %s is in the graph but in no store and no decision", id))
+			}
+			if err := e.store.CreateTasks(ctx, []Task{e.newTask(id, p.ID, spec, now)}); err != nil {
+				return false, err
+			}
+			repaired = true
+		case t.State == TaskFinished:
+			if err := e.apply(ctx, t); err != nil {
+				return false, err
+			}
+			repaired = true
+		case t.State == TaskFailed:
+			if err := e.endProcess(ctx, p.ID, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
+				return false, err
+			}
+			repaired = true
+		}
+	}
+	// A decision applied to the graph whose next tasks were not all created.
+	for _, t := range tasks {
+		if t.State == TaskFinished && len(t.Next) > 0 && slices.Contains(g.Finished, t.ID) {
+			for _, id := range t.Next {
+				if _, ok := byID[id]; !ok {
+					if err := e.createNext(ctx, t); err != nil {
+						return false, err
+					}
+					repaired = true
+					break
+				}
+			}
+		}
+	}
+	if repaired {
+		e.count(func(c *Counters) { c.GraphsRepaired++ })
+	}
+	_, err = e.updateGraph(ctx, g.ProcessID, func(*Graph) bool { return true }) // plan the next check
+	if err == nil {
+		if g, err2 := e.store.Graph(ctx, p.ID); err2 == nil && len(g.NotFinished) == 0 {
+			err = e.endProcess(ctx, p.ID, ProcessFinished, "")
+		}
+	}
+	return repaired, err
+}
+
+// scheduledBy finds the spec of task id: the start task's, or the decision that
+// scheduled it.
+func scheduledBy(id string, p Process, tasks []Task) (TaskSpec, bool) {
+	if id == p.StartTask {
+		return p.Start, true
+	}
+	for _, t := range tasks {
+		if i := slices.Index(t.Next, id); i >= 0 && i < len(t.NextSpecs) {
+			return t.NextSpecs[i], true
+		}
+	}
+	return TaskSpec{}, false
+}
+
+// recoverProcess handles a process past its recovery time: one whose start broke off
+// is begun again, one with nothing left to do is finished, one still running past its
+// process timeout is counted and looked at again after as long.
+func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (bool, error) {
+	if p.State != ProcessRunning {
+		p.RecoveryTime = time.Time{}
+		_, err := e.store.UpdateProcess(ctx, p)
+		return false, ignoreConflict(err)
+	}
+	g, err := e.store.Graph(ctx, p.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return true, e.begin(ctx, p)
+	case err != nil:
+		return false, err
+	case len(g.NotFinished) == 0:
+		e.count(func(c *Counters) { c.ProcessesFinished++ })
+		return true, e.endProcess(ctx, p.ID, ProcessFinished, "")
+	}
+	pp := e.cfg.process(p.Type)
+	p.RecoveryTime = time.Time{}
+	if pp.ProcessTimeout > 0 {
+		p.RecoveryTime = now.Add(pp.ProcessTimeout)
+		e.count(func(c *Counters) { c.ProcessTimeouts++ })
+	}
+	_, err = e.store.UpdateProcess(ctx, p)
+	return false, ignoreConflict(err)
+}
+
+func (e *Engine) markBroken(ctx context.Context, p Process, reason string) error {
+	e.count(func(c *Counters) { c.ProcessesBroken++ })
+	e.report(fmt.Errorf("workflow: process %s broken: %s", p.ID, reason))
+	return e.endProcess(ctx, p.ID, ProcessBroken, reason)
+}
+
+// ignoreConflict treats a conflict as done: someone else changed the entity, and the
+// change they made is the newer truth.
+func ignoreConflict(err error) error {
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,183 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Decision is an actor's answer for a task: a result and the tasks to schedule next, or
+// an error.
+type Decision struct {
+	TaskID string
+	Pass   string // the Pass of the task as the actor received it
+	Result []byte
+	Next   []TaskSpec
+	Error  string // non-empty: the task failed
+}
+
+// Release applies an actor's decision. The task's own change is one conditional write,
+// so of two decisions racing for a task one is applied and the other gets ErrDecided
+// (or ErrStalePass). Once that write succeeded the decision is accepted: the graph and
+// the next tasks follow, and if the store fails there the recovery service completes
+// them from the task, which records the decision whole; Release then reports the failure
+// to Config.OnError and still returns nil.
+func (e *Engine) Release(ctx context.Context, d Decision) error {
+	for range defaultConflictRetry {
+		t, err := e.store.Task(ctx, d.TaskID)
+		if err != nil {
+			return fmt.Errorf("workflow: release: %w", err)
+		}
+		a := e.cfg.actor(t.Spec.ActorType)
+		switch {
+		case t.State == TaskFinished || t.State == TaskFailed:
+			return fmt.Errorf("workflow: release of task %s (%s): %w", t.ID, t.State, ErrDecided)
+		case !a.acceptFirst && d.Pass != t.Pass:
+			return fmt.Errorf("workflow: release of task %s: %w", t.ID, ErrStalePass)
+		}
+		now := e.clock.Now()
+		if d.Error != "" {
+			err = e.fail(ctx, t, d.Error, now, true)
+		} else {
+			err = e.finish(ctx, t, d, now)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("workflow: release of task %s: %w (too many concurrent changes)", d.TaskID, ErrConflict)
+}
+
+// finish records a successful decision on the task, then applies it.
+func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) error {
+	t.State = TaskFinished
+	t.Result, t.Error = d.Result, ""
+	t.NextSpecs = d.Next
+	t.Next = make([]string, len(d.Next))
+	for i := range d.Next {
+		t.Next[i] = newID()
+	}
+	t.RecoveryTime = time.Time{}
+	t, err := e.store.UpdateTask(ctx, t)
+	if err != nil {
+		return err
+	}
+	if err := e.apply(ctx, t); err != nil {
+		e.report(fmt.Errorf("workflow: task %s decided, its graph left to recovery: %w", t.ID, err))
+	}
+	return nil
+}
+
+// apply carries a finished task's decision into its process: the graph first (the task
+// moves to the finished set, the next tasks join the unfinished one), then the next
+// tasks, then the process's end when nothing is left. Every step tolerates having been
+// done already, so the recovery service repeats apply to complete one that broke off.
+func (e *Engine) apply(ctx context.Context, t Task) error {
+	g, err := e.updateGraph(ctx, t.ProcessID, func(g *Graph) bool {
+		if slices.Contains(g.Finished, t.ID) {
+			return false
+		}
+		g.NotFinished = slices.DeleteFunc(g.NotFinished, func(id string) bool { return id == t.ID })
+		g.Finished = append(g.Finished, t.ID)
+		for _, id := range t.Next {
+			if !slices.Contains(g.NotFinished, id) && !slices.Contains(g.Finished, id) {
+				g.NotFinished = append(g.NotFinished, id)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.createNext(ctx, t); err != nil {
+		return err
+	}
+	if len(g.NotFinished) == 0 {
+		return e.endProcess(ctx, t.ProcessID, ProcessFinished, "")
+	}
+	return nil
+}
+
+// createNext creates the tasks a finished task scheduled (those existing are left).
+func (e *Engine) createNext(ctx context.Context, t Task) error {
+	if len(t.Next) == 0 {
+		return nil
+	}
+	now := e.clock.Now()
+	next := make([]Task, len(t.Next))
+	for i, id := range t.Next {
+		next[i] = e.newTask(id, t.ProcessID, t.NextSpecs[i], now)
+	}
+	return e.store.CreateTasks(ctx, next)
+}
+
+// updateGraph applies change to a process's graph and pushes its recovery time, retrying
+// on conflicts; change returns false when there is nothing to change.
+func (e *Engine) updateGraph(ctx context.Context, processID string, change func(g *Graph) bool) (Graph, error) {
+	for range defaultConflictRetry {
+		g, err := e.store.Graph(ctx, processID)
+		if err != nil {
+			return g, err
+		}
+		if !change(&g) {
+			return g, nil
+		}
+		now := e.clock.Now()
+		g.ChangedAt = now
+		p, err := e.store.Process(ctx, processID)
+		if err != nil {
+			return g, err
+		}
+		g.RecoveryTime = now.Add(e.cfg.process(p.Type).IdleTimeout)
+		g, err = e.store.UpdateGraph(ctx, g)
+		if !errors.Is(err, ErrConflict) {
+			return g, err
+		}
+	}
+	return Graph{}, fmt.Errorf("workflow: graph of %s: %w (too many concurrent changes)", processID, ErrConflict)
+}
+
+// fail records a failed decision: the task is queued again after its retry policy's
+// backoff while attempts remain, and fails for good otherwise, failing its process.
+func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time, retry bool) error {
+	a := e.cfg.actor(t.Spec.ActorType)
+	t.Error = reason
+	if retry && t.Attempts < a.retry.MaxAttempts {
+		t.State = TaskQueued
+		t.Pass = ""
+		t.ReadyAt = now.Add(a.retry.backoff(t.Attempts))
+		t.RecoveryTime = t.Deadline
+		_, err := e.store.UpdateTask(ctx, t)
+		return err
+	}
+	t.State = TaskFailed
+	t.RecoveryTime = time.Time{}
+	if _, err := e.store.UpdateTask(ctx, t); err != nil {
+		return err
+	}
+	if err := e.endProcess(ctx, t.ProcessID, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
+		e.report(fmt.Errorf("workflow: task %s failed, its process left to recovery: %w", t.ID, err))
+	}
+	return nil
+}
+
+// endProcess moves a running process to state, retrying on conflicts; a process no
+// longer running is left as it is.
+func (e *Engine) endProcess(ctx context.Context, id string, state ProcessState, reason string) error {
+	for range defaultConflictRetry {
+		p, err := e.store.Process(ctx, id)
+		if err != nil {
+			return err
+		}
+		if p.State != ProcessRunning {
+			return nil
+		}
+		p.State, p.Reason, p.RecoveryTime = state, reason, time.Time{}
+		if _, err = e.store.UpdateProcess(ctx, p); !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("workflow: process %s: %w (too many concurrent changes)", id, ErrConflict)
+}

@@ -1,0 +1,78 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors of a Store, matched with errors.Is.
+var (
+	// ErrNotFound: no entity with that id.
+	ErrNotFound = errors.New("workflow: not found")
+	// ErrExists: an entity with that id exists already.
+	ErrExists = errors.New("workflow: already exists")
+	// ErrConflict: the entity changed since it was read (its version moved); read it
+	// again and decide again.
+	ErrConflict = errors.New("workflow: changed concurrently")
+)
+
+// Store keeps processes, tasks and graphs. Every change is one conditional write: an
+// update carries the version it read, succeeds only if the stored entity still has it,
+// and stores the next version; so two engines, or an engine and the recovery service,
+// never both apply a change decided on the same state. The queue of an actor type is
+// not a separate structure: it is the type's queued tasks in ReadyAt order, so a task is
+// never "in the queue" and "not queued" at once.
+//
+// Versions: a Create stores version 1 whatever it is given; an update stores the given
+// version plus one. Times are compared by wall clock (a database keeps no monotonic
+// reading).
+//
+// Implementations: NewMemoryStore (workflow/pgstore is to come); workflowtest.TestStore
+// checks any.
+type Store interface {
+	// CreateProcess saves a new process (ErrExists if its id is taken).
+	CreateProcess(ctx context.Context, p Process) error
+	// Process returns a process (ErrNotFound).
+	Process(ctx context.Context, id string) (Process, error)
+	// UpdateProcess writes p if the stored version is p.Version (ErrConflict otherwise)
+	// and returns it with the next version.
+	UpdateProcess(ctx context.Context, p Process) (Process, error)
+
+	// CreateTasks saves new tasks, all or none; one whose id exists is left as it is and
+	// not an error, so that a release broken off half-way can be completed.
+	CreateTasks(ctx context.Context, ts []Task) error
+	// Task returns a task (ErrNotFound).
+	Task(ctx context.Context, id string) (Task, error)
+	// UpdateTask writes t if the stored version is t.Version (ErrConflict otherwise) and
+	// returns it with the next version.
+	UpdateTask(ctx context.Context, t Task) (Task, error)
+	// ProcessTasks returns every task of a process, by id; none (and no error) for a
+	// process unknown.
+	ProcessTasks(ctx context.Context, processID string) ([]Task, error)
+
+	// CreateGraph saves a process's new graph (ErrExists if it has one).
+	CreateGraph(ctx context.Context, g Graph) error
+	// Graph returns a process's graph (ErrNotFound).
+	Graph(ctx context.Context, processID string) (Graph, error)
+	// UpdateGraph writes g if the stored version is g.Version (ErrConflict otherwise)
+	// and returns it with the next version.
+	UpdateGraph(ctx context.Context, g Graph) (Graph, error)
+
+	// Claim takes the queued task of actorType with the earliest ReadyAt not after now
+	// (ties by ID), applies take to it and stores it with the next version, in one atomic
+	// step: two claims never take the same task. take runs inside that step and must not
+	// call the store. Claim records now as the queue's last poll (which never moves back)
+	// whether or not a task was ready; ok is false when none was.
+	Claim(ctx context.Context, actorType string, now time.Time, take func(*Task)) (t Task, ok bool, err error)
+	// LastPolled returns when actorType's queue was last polled (zero: never).
+	LastPolled(ctx context.Context, actorType string) (time.Time, error)
+
+	// DueTasks, DueGraphs and DueProcesses return up to limit entities whose non-zero
+	// RecoveryTime is not after now, earliest first (ties by ID), whatever their state:
+	// the recovery service's scans, on an index of RecoveryTime. They change nothing; the
+	// caller's update moves an entity's RecoveryTime on.
+	DueTasks(ctx context.Context, now time.Time, limit int) ([]Task, error)
+	DueGraphs(ctx context.Context, now time.Time, limit int) ([]Graph, error)
+	DueProcesses(ctx context.Context, now time.Time, limit int) ([]Process, error)
+}
