@@ -42,6 +42,16 @@
 // RestartAfterWorkTimeout true, TaskTimeout off, ForceFinishAfterTaskTimeout false), with a
 // RetryPolicy (attempts, capped exponential backoff) as mature engines have.
 //
-// The operator tools (search, restart, abort, mass recovery jobs) and the PostgreSQL
-// store are still to come (issue 6).
+// # Operator tools
+//
+// Search selects processes by type, state, custom id, actor type and start time, with a
+// count and keyset pages. Restart runs a process again from its start or from one of its
+// tasks, recording why: the current run's unfinished tasks are failed first and the run
+// number goes up, so no decision of the old run reaches the new one. Abort stops a
+// process. A mass recovery Job (StartJob, StepJob, RunJobs) checks and repairs the
+// processes a query selects, chosen types first, at a rate; its progress (total, done,
+// repaired, errors, and where it is) is saved after every batch, so it survives a
+// restart and may be paused and resumed.
+//
+// The PostgreSQL store and examples/workflow are still to come (issue 6).
 package workflow

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/feedkit/feedkit/internal/clock"
 )
 
@@ -23,6 +25,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	counters Counters
+	limiters map[string]*rate.Limiter // pace this engine's steps of each job, by job id
 }
 
 // New checks cfg and returns an engine.
@@ -37,7 +40,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.ScanBatch = DefaultScanBatch
 	}
 	e := &Engine{cfg: cfg, store: cfg.Store, clock: clock.OrReal(cfg.Clock), logger: cfg.Logger,
-		counters: Counters{WorkTimeoutsByActor: map[string]uint64{}}}
+		counters: Counters{WorkTimeoutsByActor: map[string]uint64{}}, limiters: map[string]*rate.Limiter{}}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
@@ -91,11 +94,11 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (Process, error) {
 func (e *Engine) begin(ctx context.Context, p Process) error {
 	now := e.clock.Now()
 	pp := e.cfg.process(p.Type)
-	g := Graph{ProcessID: p.ID, NotFinished: []string{p.StartTask}, ChangedAt: now, RecoveryTime: now.Add(pp.IdleTimeout)}
+	g := Graph{ProcessID: p.ID, Run: p.Run, NotFinished: []string{p.StartTask}, ChangedAt: now, RecoveryTime: now.Add(pp.IdleTimeout)}
 	if err := e.store.CreateGraph(ctx, g); err != nil && !errors.Is(err, ErrExists) {
 		return err
 	}
-	if err := e.store.CreateTasks(ctx, []Task{e.newTask(p.StartTask, p.ID, p.Start, now)}); err != nil {
+	if err := e.store.CreateTasks(ctx, []Task{e.newTask(p.StartTask, p.ID, p.Run, p.Start, now)}); err != nil {
 		return err
 	}
 	p.RecoveryTime = time.Time{}
@@ -109,8 +112,8 @@ func (e *Engine) begin(ctx context.Context, p Process) error {
 }
 
 // newTask returns a queued task ready at now, with its task timeout if it has one.
-func (e *Engine) newTask(id, processID string, spec TaskSpec, now time.Time) Task {
-	t := Task{ID: id, ProcessID: processID, Spec: spec, State: TaskQueued, ReadyAt: now}
+func (e *Engine) newTask(id, processID string, run int, spec TaskSpec, now time.Time) Task {
+	t := Task{ID: id, ProcessID: processID, Run: run, Spec: spec, State: TaskQueued, ReadyAt: now}
 	if a := e.cfg.actor(spec.ActorType); a.taskTimeout > 0 {
 		t.Deadline = now.Add(a.taskTimeout)
 		t.RecoveryTime = t.Deadline

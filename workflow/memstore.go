@@ -40,6 +40,7 @@ type MemoryStore struct {
 	dueProcs   timeHeap                       // processes by RecoveryTime
 	dueTasks   timeHeap                       // tasks by RecoveryTime
 	dueGraphs  timeHeap                       // graphs by RecoveryTime
+	jobs       map[string]Job
 }
 
 type processRecord struct {
@@ -70,6 +71,7 @@ func NewMemoryStore() *MemoryStore {
 		byProcess:  make(map[string]map[string]struct{}),
 		queues:     make(map[string]*timeHeap),
 		lastPolled: make(map[string]time.Time),
+		jobs:       make(map[string]Job),
 	}
 }
 

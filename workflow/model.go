@@ -68,6 +68,10 @@ type Process struct {
 	// RecoveryTime is when the recovery service must look at the process (zero: never).
 	RecoveryTime time.Time
 	Reason       string // why an operator restarted or aborted it, or why it is broken
+	// Run counts the process's runs: 0 for the first, one more at each restart. Tasks and
+	// the graph carry the run they belong to, so that a decision of an earlier run never
+	// changes the graph of a later one.
+	Run int
 	// Version counts the changes; an update succeeds only on the version it read.
 	Version int64
 }
@@ -76,6 +80,7 @@ type Process struct {
 type Task struct {
 	ID        string
 	ProcessID string
+	Run       int // the process run it belongs to
 	Spec      TaskSpec
 	State     TaskState
 	// Pass is the key an actor's decision must carry when its actor type does not accept
@@ -103,6 +108,7 @@ type Task struct {
 // Graph is a process's progress: which of its tasks are not finished, which are.
 type Graph struct {
 	ProcessID   string
+	Run         int // the process run it follows
 	NotFinished []string
 	Finished    []string
 	ChangedAt   time.Time
@@ -122,4 +128,63 @@ type Counters struct {
 	ProcessesFinished   uint64 // finished by the process scan
 	ProcessTimeouts     uint64 // processes still running past their process timeout
 	ProcessesBroken     uint64
+}
+
+// Query selects processes for search and mass recovery. Zero fields select everything.
+type Query struct {
+	Types    []string       // any of these types
+	States   []ProcessState // any of these states
+	CustomID string
+	// ActorType selects processes with a task of that actor type (of any run).
+	ActorType string
+	// StartedFrom (inclusive) and StartedTo (exclusive) bound the start time.
+	StartedFrom, StartedTo time.Time
+	// Limit is the page size (0: all); After continues a search after that process, in
+	// the order of the results: StartedAt, then ID, ascending.
+	Limit int
+	After *Cursor
+}
+
+// Cursor is a position in search results: the last process of the previous page.
+type Cursor struct {
+	StartedAt time.Time
+	ID        string
+}
+
+// JobState is where a mass recovery job stands.
+type JobState uint8
+
+// Job states.
+const (
+	JobRunning JobState = iota + 1
+	JobPaused
+	JobDone
+)
+
+var jobStateNames = map[JobState]string{JobRunning: "running", JobPaused: "paused", JobDone: "done"}
+
+func (s JobState) String() string {
+	if n, ok := jobStateNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("JobState(%d)", uint8(s))
+}
+
+// Job is an operator's mass recovery: check, and repair, the processes a query selects,
+// the types in Priority order first, at most Rate per second. Its progress is saved as it
+// goes, so that it resumes where it was after a restart.
+type Job struct {
+	ID       string
+	Query    Query
+	Priority []string // process types to check first, in this order; the rest after
+	Rate     float64  // processes per second; 0: no limit
+	State    JobState
+	// Stage is the index in Priority being worked (len(Priority): the rest), and Cursor
+	// the last process checked in it.
+	Stage  int
+	Cursor *Cursor
+	// Progress.
+	Total, Done, Repaired, Errors int
+	CreatedAt, UpdatedAt          time.Time
+	Version                       int64
 }

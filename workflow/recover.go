@@ -138,10 +138,14 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		_, err := e.store.UpdateGraph(ctx, g)
 		return false, ignoreConflict(err)
 	}
+	if g.Run != p.Run { // a restart broke off before the graph followed it
+		return true, e.resetGraph(ctx, p)
+	}
 	tasks, err := e.store.ProcessTasks(ctx, p.ID)
 	if err != nil {
 		return false, err
 	}
+	tasks = slices.DeleteFunc(tasks, func(t Task) bool { return t.Run != g.Run }) // earlier runs are over
 	byID := make(map[string]Task, len(tasks))
 	for _, t := range tasks {
 		byID[t.ID] = t
@@ -155,7 +159,7 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 			if !found {
 				return true, e.markBroken(ctx, p, fmt.Sprintf("task %s is in the graph but in no store and no decision", id))
 			}
-			if err := e.store.CreateTasks(ctx, []Task{e.newTask(id, p.ID, spec, now)}); err != nil {
+			if err := e.store.CreateTasks(ctx, []Task{e.newTask(id, p.ID, g.Run, spec, now)}); err != nil {
 				return false, err
 			}
 			repaired = true
@@ -224,6 +228,8 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return true, e.begin(ctx, p)
+	case g.Run != p.Run:
+		return true, e.resetGraph(ctx, p)
 	case err != nil:
 		return false, err
 	case len(g.NotFinished) == 0:

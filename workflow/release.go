@@ -76,8 +76,8 @@ func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) 
 // done already, so the recovery service repeats apply to complete one that broke off.
 func (e *Engine) apply(ctx context.Context, t Task) error {
 	g, err := e.updateGraph(ctx, t.ProcessID, func(g *Graph) bool {
-		if slices.Contains(g.Finished, t.ID) {
-			return false
+		if g.Run != t.Run || slices.Contains(g.Finished, t.ID) {
+			return false // a task of an earlier run changes nothing now; or applied already
 		}
 		g.NotFinished = slices.DeleteFunc(g.NotFinished, func(id string) bool { return id == t.ID })
 		g.Finished = append(g.Finished, t.ID)
@@ -90,6 +90,9 @@ func (e *Engine) apply(ctx context.Context, t Task) error {
 	})
 	if err != nil {
 		return err
+	}
+	if g.Run != t.Run {
+		return nil
 	}
 	if err := e.createNext(ctx, t); err != nil {
 		return err
@@ -108,7 +111,7 @@ func (e *Engine) createNext(ctx context.Context, t Task) error {
 	now := e.clock.Now()
 	next := make([]Task, len(t.Next))
 	for i, id := range t.Next {
-		next[i] = e.newTask(id, t.ProcessID, t.NextSpecs[i], now)
+		next[i] = e.newTask(id, t.ProcessID, t.Run, t.NextSpecs[i], now)
 	}
 	return e.store.CreateTasks(ctx, next)
 }
@@ -157,10 +160,19 @@ func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time,
 	if _, err := e.store.UpdateTask(ctx, t); err != nil {
 		return err
 	}
-	if err := e.endProcess(ctx, t.ProcessID, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
+	if err := e.endRun(ctx, t, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
 		e.report(fmt.Errorf("workflow: task %s failed, its process left to recovery: %w", t.ID, err))
 	}
 	return nil
+}
+
+// endRun ends the process of task t as state, if t is of the process's current run.
+func (e *Engine) endRun(ctx context.Context, t Task, state ProcessState, reason string) error {
+	p, err := e.store.Process(ctx, t.ProcessID)
+	if err != nil || p.Run != t.Run {
+		return err
+	}
+	return e.endProcess(ctx, t.ProcessID, state, reason)
 }
 
 // endProcess moves a running process to state, retrying on conflicts; a process no

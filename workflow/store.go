@@ -75,4 +75,18 @@ type Store interface {
 	DueTasks(ctx context.Context, now time.Time, limit int) ([]Task, error)
 	DueGraphs(ctx context.Context, now time.Time, limit int) ([]Graph, error)
 	DueProcesses(ctx context.Context, now time.Time, limit int) ([]Process, error)
+
+	// SearchProcesses returns the processes q selects, by StartedAt then ID, at most
+	// q.Limit after q.After, and how many q selects in all (ignoring Limit and After).
+	SearchProcesses(ctx context.Context, q Query) (ps []Process, total int, err error)
+
+	// CreateJob saves a new mass recovery job (ErrExists if its id is taken).
+	CreateJob(ctx context.Context, j Job) error
+	// Job returns a job (ErrNotFound).
+	Job(ctx context.Context, id string) (Job, error)
+	// UpdateJob writes j if the stored version is j.Version (ErrConflict otherwise) and
+	// returns it with the next version.
+	UpdateJob(ctx context.Context, j Job) (Job, error)
+	// Jobs returns every job, by CreatedAt.
+	Jobs(ctx context.Context) ([]Job, error)
 }

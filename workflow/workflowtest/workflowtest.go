@@ -46,6 +46,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) workflow.Store) {
 	t.Run("Graph", func(t *testing.T) { testEntity(t, newStore, graphKind) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, newStore) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceled(t, newStore) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, newStore) })
+	t.Run("Jobs", func(t *testing.T) { testJobs(t, newStore) })
 }
 
 // kind is what the generic tests need to know of an entity kind.

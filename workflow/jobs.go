@@ -1,0 +1,185 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/time/rate"
+)
+
+// StartJob creates a mass recovery job: the processes q selects are checked, and
+// repaired, as the recovery service checks an idle one, whatever their recovery time;
+// the types in priority first, in that order, then the rest; at most perSecond a second
+// (0: no limit). RunJobs (or StepJob) does the work; the job's progress is saved after
+// every batch, so a restarted engine resumes it where it was.
+func (e *Engine) StartJob(ctx context.Context, q Query, priority []string, perSecond float64) (Job, error) {
+	if perSecond < 0 {
+		return Job{}, fmt.Errorf("workflow: StartJob: rate %v must not be negative", perSecond)
+	}
+	q.Limit, q.After = 0, nil
+	_, total, err := e.store.SearchProcesses(ctx, Query{Types: q.Types, States: q.States, CustomID: q.CustomID,
+		ActorType: q.ActorType, StartedFrom: q.StartedFrom, StartedTo: q.StartedTo, Limit: 1})
+	if err != nil {
+		return Job{}, fmt.Errorf("workflow: StartJob: %w", err)
+	}
+	now := e.clock.Now()
+	j := Job{ID: newID(), Query: q, Priority: slices.Clone(priority), Rate: perSecond, State: JobRunning,
+		Total: total, CreatedAt: now, UpdatedAt: now}
+	if err := e.store.CreateJob(ctx, j); err != nil {
+		return Job{}, fmt.Errorf("workflow: StartJob: %w", err)
+	}
+	j.Version = 1
+	return j, nil
+}
+
+// PauseJob pauses a running job; ResumeJob resumes a paused one.
+func (e *Engine) PauseJob(ctx context.Context, id string) (Job, error) {
+	return e.setJobState(ctx, id, JobRunning, JobPaused)
+}
+
+// ResumeJob resumes a paused job.
+func (e *Engine) ResumeJob(ctx context.Context, id string) (Job, error) {
+	return e.setJobState(ctx, id, JobPaused, JobRunning)
+}
+
+func (e *Engine) setJobState(ctx context.Context, id string, from, to JobState) (Job, error) {
+	for range defaultConflictRetry {
+		j, err := e.store.Job(ctx, id)
+		if err != nil {
+			return j, err
+		}
+		if j.State != from {
+			return j, fmt.Errorf("workflow: job %s is %s, not %s", id, j.State, from)
+		}
+		j.State, j.UpdatedAt = to, e.clock.Now()
+		j, err = e.store.UpdateJob(ctx, j)
+		if !errors.Is(err, ErrConflict) {
+			return j, err
+		}
+	}
+	return Job{}, fmt.Errorf("workflow: job %s: %w", id, ErrConflict)
+}
+
+// RunJobs works the running jobs, a batch of each per ScanInterval, until ctx ends.
+func (e *Engine) RunJobs(ctx context.Context) error {
+	t := e.clock.NewTicker(e.cfg.ScanInterval)
+	defer t.Stop()
+	for {
+		jobs, err := e.store.Jobs(ctx)
+		if err != nil && ctx.Err() == nil {
+			e.report(fmt.Errorf("workflow: jobs: %w", err))
+		}
+		for _, j := range jobs {
+			if j.State == JobRunning {
+				if _, err := e.StepJob(ctx, j.ID); err != nil && ctx.Err() == nil && !errors.Is(err, ErrConflict) {
+					e.report(err)
+				}
+			}
+		}
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// StepJob checks the next batch (ScanBatch processes) of a running job and saves its
+// progress. A job that another engine stepped meanwhile gets ErrConflict, and the batch
+// counts once, theirs.
+func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
+	j, err := e.store.Job(ctx, id)
+	if err != nil || j.State != JobRunning {
+		return j, err
+	}
+	for j.Stage <= len(j.Priority) {
+		q := j.Query
+		q.Limit, q.After = e.cfg.ScanBatch, j.Cursor
+		if j.Stage < len(j.Priority) {
+			if len(q.Types) > 0 && !slices.Contains(q.Types, j.Priority[j.Stage]) {
+				j.Stage, j.Cursor = j.Stage+1, nil
+				continue
+			}
+			q.Types = []string{j.Priority[j.Stage]}
+		}
+		ps, _, err := e.store.SearchProcesses(ctx, q)
+		if err != nil {
+			return j, err
+		}
+		if len(ps) == 0 {
+			j.Stage, j.Cursor = j.Stage+1, nil
+			continue
+		}
+		last := ps[len(ps)-1]
+		j.Cursor = &Cursor{StartedAt: last.StartedAt, ID: last.ID}
+		for _, p := range ps {
+			if j.Stage == len(j.Priority) && slices.Contains(j.Priority, p.Type) {
+				continue // checked in its own stage
+			}
+			if err := e.throttle(ctx, j); err != nil {
+				return j, err
+			}
+			repaired, err := e.check(ctx, p)
+			j.Done++
+			switch {
+			case err != nil:
+				j.Errors++
+			case repaired:
+				j.Repaired++
+			}
+		}
+		break
+	}
+	if j.Stage > len(j.Priority) {
+		j.State = JobDone
+		e.mu.Lock()
+		delete(e.limiters, j.ID)
+		e.mu.Unlock()
+	}
+	j.UpdatedAt = e.clock.Now()
+	return e.store.UpdateJob(ctx, j)
+}
+
+// check checks one process as the recovery service checks an idle one.
+func (e *Engine) check(ctx context.Context, p Process) (bool, error) {
+	if p.State != ProcessRunning {
+		return false, nil
+	}
+	g, err := e.store.Graph(ctx, p.ID)
+	if errors.Is(err, ErrNotFound) || (err == nil && g.Run != p.Run) {
+		return e.recoverProcess(ctx, p, e.clock.Now())
+	}
+	if err != nil {
+		return false, err
+	}
+	return e.recoverGraph(ctx, g, e.clock.Now())
+}
+
+// throttle waits, on the engine's clock, for the job's rate to allow one more process.
+func (e *Engine) throttle(ctx context.Context, j Job) error {
+	if j.Rate == 0 {
+		return nil
+	}
+	e.mu.Lock()
+	lim, ok := e.limiters[j.ID]
+	if !ok || lim.Limit() != rate.Limit(j.Rate) {
+		lim = rate.NewLimiter(rate.Limit(j.Rate), 1)
+		e.limiters[j.ID] = lim
+	}
+	e.mu.Unlock()
+	now := e.clock.Now()
+	d := lim.ReserveN(now, 1).DelayFrom(now)
+	if d <= 0 {
+		return nil
+	}
+	t := e.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,120 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNotRunning is returned by Abort for a process that is not running.
+var ErrNotRunning = errors.New("workflow: process not running")
+
+// Search returns the processes q selects, a page at a time, and how many it selects.
+func (e *Engine) Search(ctx context.Context, q Query) ([]Process, int, error) {
+	return e.store.SearchProcesses(ctx, q)
+}
+
+// Restart runs a process again, whatever its state: from its start task, or from the
+// task fromTask (one of its tasks, of any run) when given; reason is recorded. The
+// unfinished tasks of the current run are failed first, so that no actor's decision for
+// them is accepted, and the process's run number goes up, so that a decision accepted
+// just before changes nothing in the new run.
+func (e *Engine) Restart(ctx context.Context, processID, fromTask, reason string) (Process, error) {
+	p, err := e.store.Process(ctx, processID)
+	if err != nil {
+		return p, fmt.Errorf("workflow: restart: %w", err)
+	}
+	spec := p.Start
+	if fromTask != "" {
+		t, err := e.store.Task(ctx, fromTask)
+		if err != nil {
+			return p, fmt.Errorf("workflow: restart from task: %w", err)
+		}
+		if t.ProcessID != p.ID {
+			return p, fmt.Errorf("workflow: restart: task %s is not of process %s", t.ID, p.ID)
+		}
+		spec = t.Spec
+	}
+	if err := e.cancelRun(ctx, p, "restarted: "+reason); err != nil {
+		return p, err
+	}
+	now := e.clock.Now()
+	p.Run++
+	p.State, p.Start, p.StartTask = ProcessRunning, spec, newID()
+	p.Reason = "restarted: " + reason
+	p.RecoveryTime = now.Add(e.cfg.process(p.Type).IdleTimeout) // until the new run is begun
+	p, err = e.store.UpdateProcess(ctx, p)
+	if err != nil {
+		return p, fmt.Errorf("workflow: restart: %w", err)
+	}
+	if err := e.resetGraph(ctx, p); err != nil {
+		e.report(fmt.Errorf("workflow: process %s restarted, its new run left to recovery: %w", p.ID, err))
+	}
+	return p, nil
+}
+
+// Abort stops a running process; reason is recorded. Its unfinished tasks are failed, so
+// no decision for them is accepted.
+func (e *Engine) Abort(ctx context.Context, processID, reason string) error {
+	p, err := e.store.Process(ctx, processID)
+	if err != nil {
+		return fmt.Errorf("workflow: abort: %w", err)
+	}
+	if p.State != ProcessRunning {
+		return fmt.Errorf("workflow: abort of process %s (%s): %w", p.ID, p.State, ErrNotRunning)
+	}
+	if err := e.cancelRun(ctx, p, "aborted: "+reason); err != nil {
+		return err
+	}
+	return e.endProcess(ctx, p.ID, ProcessAborted, reason)
+}
+
+// cancelRun fails the queued and in-progress tasks of the process's current run.
+func (e *Engine) cancelRun(ctx context.Context, p Process, why string) error {
+	tasks, err := e.store.ProcessTasks(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		for range defaultConflictRetry {
+			if t.Run != p.Run || (t.State != TaskQueued && t.State != TaskInProgress) {
+				break
+			}
+			t.State, t.Error, t.RecoveryTime = TaskFailed, why, time.Time{}
+			_, err := e.store.UpdateTask(ctx, t)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, ErrConflict) {
+				return err
+			}
+			if t, err = e.store.Task(ctx, t.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resetGraph makes the graph follow the process's current run from its start task, and
+// creates that task.
+func (e *Engine) resetGraph(ctx context.Context, p Process) error {
+	_, err := e.store.Graph(ctx, p.ID)
+	if errors.Is(err, ErrNotFound) {
+		return e.begin(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := e.updateGraph(ctx, p.ID, func(g *Graph) bool {
+		if g.Run == p.Run {
+			return false
+		}
+		g.Run, g.NotFinished, g.Finished = p.Run, []string{p.StartTask}, nil
+		return true
+	}); err != nil {
+		return err
+	}
+	return e.begin(ctx, p)
+}
