@@ -180,3 +180,34 @@ func TestMassRecoveryJob(t *testing.T) {
 		r.poll("check") // each broken start was begun
 	}
 }
+
+// A job's rate paces its checks on the engine's clock: at one a second, a batch of three
+// takes two seconds after the first check.
+func TestMassRecoveryJobRate(t *testing.T) {
+	r := newRig(t, workflow.Config{ScanBatch: 3})
+	ctx := t.Context()
+	for range 3 {
+		r.start()
+	}
+	job, err := r.e.StartJob(ctx, workflow.Query{}, nil, 1)
+	require.NoError(t, err)
+	done := make(chan workflow.Job, 1)
+	go func() {
+		j, err := r.e.StepJob(ctx, job.ID)
+		assert.NoError(t, err)
+		done <- j
+	}()
+	for range 2 {
+		r.clk.BlockUntil(1) // the job waits for its next place
+		select {
+		case <-done:
+			t.Fatal("the batch finished before its rate allowed")
+		default:
+		}
+		r.clk.Advance(time.Second)
+	}
+	job = <-done
+	assert.Equal(t, 3, job.Done)
+	_, err = r.e.StartJob(ctx, workflow.Query{}, nil, -1)
+	assert.Error(t, err)
+}
