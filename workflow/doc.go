@@ -53,5 +53,11 @@
 // repaired, errors, and where it is) is saved after every batch, so it survives a
 // restart and may be paused and resumed.
 //
-// The PostgreSQL store and examples/workflow are still to come (issue 6).
+// # Stores
+//
+// NewMemoryStore is the default; workflow/pgstore keeps the same model in PostgreSQL
+// (claims with FOR UPDATE SKIP LOCKED, conditional updates on versions), so that several
+// engines share it: every task is handed to one actor at a time and every decision
+// applied once. Both pass workflowtest.TestStore. examples/workflow is still to come
+// (issue 6).
 package workflow

@@ -28,8 +28,13 @@ var (
 // version plus one. Times are compared by wall clock (a database keeps no monotonic
 // reading).
 //
-// Implementations: NewMemoryStore (workflow/pgstore is to come); workflowtest.TestStore
-// checks any.
+// Strings that name things (ids, types, custom ids, passes, actor types) must be valid
+// UTF-8 without NUL: a database keeps them as text. Under concurrency Claim may pass over
+// a task another writer holds at that instant, so "earliest" holds among the tasks free
+// to take; none is lost or taken twice.
+//
+// Implementations: NewMemoryStore and workflow/pgstore; workflowtest.TestStore checks
+// any.
 type Store interface {
 	// CreateProcess saves a new process (ErrExists if its id is taken).
 	CreateProcess(ctx context.Context, p Process) error

@@ -1,0 +1,58 @@
+package pgstore_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/internal/pgtest"
+	"github.com/feedkit/feedkit/workflow"
+)
+
+// BenchmarkPollRelease measures a workflow.Engine handing out a task and applying its
+// decision, on the in-memory store and on this one: one op is one Poll and one Release of
+// a process's only task, which finishes the task, updates the graph and ends the process
+// (on PostgreSQL: the claim's transaction, then the task's, graph's and process's
+// conditional writes with their reads). The processes are started before the timer, from
+// 8 goroutines.
+func BenchmarkPollRelease(b *testing.B) {
+	b.Run("memory", func(b *testing.B) { benchmarkPollRelease(b, workflow.NewMemoryStore()) })
+	b.Run("postgres", func(b *testing.B) { benchmarkPollRelease(b, newStore(b, pgtest.Pool(b))) })
+}
+
+func benchmarkPollRelease(b *testing.B, s workflow.Store) {
+	ctx := b.Context()
+	e, err := workflow.New(workflow.Config{Store: s, OnError: func(err error) { b.Error(err) }})
+	require.NoError(b, err)
+	const starters = 8
+	var wg sync.WaitGroup
+	for w := range starters {
+		wg.Go(func() {
+			for i := w; i < b.N; i += starters {
+				if _, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprint(i),
+					Start: workflow.TaskSpec{ActorType: "work", Args: []byte("args")}}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+	result := []byte("result")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tk, ok, err := e.Poll(ctx, "work")
+		if err != nil || !ok {
+			b.Fatalf("poll: %v, %v", ok, err)
+		}
+		if err := e.Release(ctx, workflow.Decision{TaskID: tk.ID, Pass: tk.Pass, Result: result}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/feedkit/feedkit/workflow"
+)
+
+// processArgs returns p's columns as arguments, in the order of processColumns.
+func processArgs(p workflow.Process) []any {
+	return []any{p.ID, p.Type, p.CustomID, int16(p.State), p.Start.ActorType, p.Start.Args,
+		p.StartTask, in(p.StartedAt), inNull(p.RecoveryTime), []byte(p.Reason), p.Run}
+}
+
+// storedProcess returns p as a write stores it, with version v: times truncated, in UTC,
+// slices of its own.
+func storedProcess(p workflow.Process, v int64) workflow.Process {
+	p.Start.Args = slices.Clone(p.Start.Args)
+	p.StartedAt, p.RecoveryTime = in(p.StartedAt), in(p.RecoveryTime)
+	p.Version = v
+	return p
+}
+
+// scanProcess scans the columns of selectSQL(processes).
+func scanProcess(row scanner) (workflow.Process, error) {
+	var (
+		p         workflow.Process
+		state     int16
+		startedAt time.Time
+		recovery  *time.Time
+		reason    []byte
+	)
+	err := row.Scan(&p.ID, &p.Type, &p.CustomID, &state, &p.Start.ActorType, &p.Start.Args,
+		&p.StartTask, &startedAt, &recovery, &reason, &p.Run, &p.Version)
+	if err != nil {
+		return workflow.Process{}, err
+	}
+	p.Reason = string(reason)
+	p.State = workflow.ProcessState(state)
+	p.StartedAt, p.RecoveryTime = out(startedAt), outNull(recovery)
+	return p, nil
+}
+
+// CreateProcess implements workflow.Store: it inserts p with version 1
+// (workflow.ErrExists if its id is taken).
+func (s *Store) CreateProcess(ctx context.Context, p workflow.Process) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
+	}
+	return s.insert(ctx, "process", p.ID, s.sql.insertProcess, processArgs(p))
+}
+
+// Process implements workflow.Store (workflow.ErrNotFound).
+func (s *Store) Process(ctx context.Context, id string) (workflow.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return workflow.Process{}, fmt.Errorf("pgstore: process %s: %w", id, err)
+	}
+	p, err := scanProcess(s.pool.QueryRow(ctx, s.sql.selectProcess, id))
+	if err != nil {
+		return workflow.Process{}, fmt.Errorf("pgstore: process %s: %w", id, notFound(err))
+	}
+	return p, nil
+}
+
+// UpdateProcess implements workflow.Store: it writes p if the stored version is
+// p.Version (workflow.ErrConflict otherwise, workflow.ErrNotFound if there is none) and
+// returns it as stored, with the next version.
+func (s *Store) UpdateProcess(ctx context.Context, p workflow.Process) (workflow.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return workflow.Process{}, fmt.Errorf("pgstore: update process %s: %w", p.ID, err)
+	}
+	if err := s.update(ctx, "process", p.ID, p.Version, s.sql.updateProcess, s.sql.existsProcess, processArgs(p)); err != nil {
+		return workflow.Process{}, err
+	}
+	return storedProcess(p, p.Version+1), nil
+}
+
+// DueProcesses implements workflow.Store, on the partial index of recovery_time.
+func (s *Store) DueProcesses(ctx context.Context, now time.Time, limit int) ([]workflow.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: due processes: %w", err)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, _ := s.pool.Query(ctx, s.sql.dueProcesses, in(now), limit)
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Process, error) { return scanProcess(r) })
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: due processes: %w", err)
+	}
+	return ps, nil
+}
+
+// SearchProcesses implements workflow.Store: one statement selects the page, in
+// (started_at, id) order from the keyset q.After, and another counts what q selects,
+// both with the same filter; they travel in one batch. An ActorType is a semi-join on
+// the tasks' process_id index.
+func (s *Store) SearchProcesses(ctx context.Context, q workflow.Query) ([]workflow.Process, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("pgstore: search processes: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if len(q.Types) > 0 {
+		where = append(where, "p.type = ANY("+arg(q.Types)+"::text[])")
+	}
+	if len(q.States) > 0 {
+		states := make([]int16, len(q.States))
+		for i, st := range q.States {
+			states[i] = int16(st)
+		}
+		where = append(where, "p.state = ANY("+arg(states)+"::smallint[])")
+	}
+	if q.CustomID != "" {
+		where = append(where, "p.custom_id = "+arg(q.CustomID))
+	}
+	if q.ActorType != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM "+s.sql.tasks+" t WHERE t.process_id = p.id AND t.actor_type = "+arg(q.ActorType)+")")
+	}
+	if !q.StartedFrom.IsZero() {
+		where = append(where, "p.started_at >= "+arg(in(q.StartedFrom)))
+	}
+	if !q.StartedTo.IsZero() {
+		where = append(where, "p.started_at < "+arg(in(q.StartedTo)))
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+	countSQL, countArgs := `SELECT count(*) FROM `+s.sql.processes+` p`+filter, slices.Clone(args)
+
+	page := where
+	if q.After != nil {
+		page = append(page, "(p.started_at, p.id) > ("+arg(in(q.After.StartedAt))+"::timestamptz, "+arg(q.After.ID)+"::text)")
+	}
+	pageSQL := `SELECT ` + s.sql.processColumns + `, p.version FROM ` + s.sql.processes + ` p`
+	if len(page) > 0 {
+		pageSQL += " WHERE " + strings.Join(page, " AND ")
+	}
+	pageSQL += " ORDER BY p.started_at, p.id"
+	if q.Limit > 0 {
+		pageSQL += " LIMIT " + arg(q.Limit)
+	}
+
+	b := &pgx.Batch{}
+	b.Queue(pageSQL, args...)
+	b.Queue(countSQL, countArgs...)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, _ := br.Query()
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Process, error) { return scanProcess(r) })
+	if err != nil {
+		return nil, 0, fmt.Errorf("pgstore: search processes: %w", err)
+	}
+	var total int64
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("pgstore: search processes: count: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, 0, fmt.Errorf("pgstore: search processes: %w", err)
+	}
+	return ps, int(total), nil
+}
