@@ -462,9 +462,11 @@ if [[ -z $fuzz_list ]]; then
 	echo "no fuzz targets"
 else
 	# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
-	# exceeded" as -fuzztime runs out on a busy machine (go.dev/issue/75804, fixed in
-	# Go 1.27): no input fails, none is written. Such a run is retried once; a real
-	# finding ("Failing input written to ...") or any other failure fails at once.
+	# exceeded" as -fuzztime runs out (go.dev/issue/75804, fixed in Go 1.27): no input
+	# fails, none is written. Such a run is retried once, and if the race strikes again
+	# the target counts as passed with a warning: a real finding always writes its
+	# input ("Failing input written to ..."), and that, a panic, or any other failure
+	# fails at once.
 	fuzz_one() {
 		local pkg=$1 name=$2 log
 		log=$(mktemp)
@@ -488,6 +490,10 @@ else
 			echo "--- $pkg $name: the fuzz coordinator's deadline race (go.dev/issue/75804), no failing input; again"
 			rc=0
 			fuzz_one "$pkg" "$name" || rc=$?
+		fi
+		if [[ $rc -eq 75 ]]; then
+			echo "--- $pkg $name: WARNING: the deadline race again, still no failing input; counted as passed"
+			rc=0
 		fi
 		[[ $rc -eq 0 ]] || exit 1
 	done <<<"$fuzz_list"
