@@ -30,7 +30,8 @@
 //
 //   - [github.com/feedkit/feedkit/workflow]: durable processes of tasks with worker,
 //     task, idle and process timeouts, version-checked transitions and automatic repair
-//     (operator tools and a PostgreSQL store to come).
+//     (workflow/pgstore keeps it in PostgreSQL), operator search, restart and abort, and
+//     mass recovery jobs.
 //
 // The publish carousel comes with its issue.
 //

@@ -58,6 +58,10 @@ type ProcessPrefs struct {
 	// service checks it for consistency; 0 means DefaultIdleTimeout. A new process is
 	// checked that soon too, in case its start broke off.
 	IdleTimeout time.Duration
+	// RestartBroken restarts from its start a process whose entities cannot be repaired
+	// (a task its graph lists is in no store and no decision), instead of marking it
+	// ProcessBroken for an operator.
+	RestartBroken bool
 }
 
 // Config configures an Engine. Store is required.

@@ -30,7 +30,8 @@
 //     counted, overall and per actor type; or failed, when its actor type does not restart;
 //   - a graph idle past its process type's idle timeout is checked: a decision not applied
 //     is applied, a task the graph lists but the store lacks is created again from the
-//     decision that scheduled it (or marks the process broken when none did), a failed
+//     decision that scheduled it (or, when none did, marks the process broken, or restarts
+//     it with ProcessPrefs.RestartBroken), a failed
 //     task fails the process; a queue nobody polls is waited for, not refilled;
 //   - a process past its recovery time whose start broke off is begun; one with nothing
 //     left is finished; one running past its process timeout is counted.
@@ -58,6 +59,6 @@
 // NewMemoryStore is the default; workflow/pgstore keeps the same model in PostgreSQL
 // (claims with FOR UPDATE SKIP LOCKED, conditional updates on versions), so that several
 // engines share it: every task is handed to one actor at a time and every decision
-// applied once. Both pass workflowtest.TestStore. examples/workflow is still to come
-// (issue 6).
+// applied once. Both pass workflowtest.TestStore. examples/workflow shows it all with
+// misbehaving actors.
 package workflow

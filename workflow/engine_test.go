@@ -369,3 +369,35 @@ func TestTaskPastItsTimeoutIsNotHandedOut(t *testing.T) {
 	r.none("check")
 	assert.Equal(t, workflow.ProcessFailed, r.process(p.ID).State)
 }
+
+// A task the graph lists but no store and no decision knows (lost data): the process is
+// marked broken for an operator, or restarted when its type says so.
+func TestLostTaskEntityBreaksOrRestartsTheProcess(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			r := newRig(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute, RestartBroken: restart}}})
+			p := r.start()
+			ctx := t.Context()
+			g, err := r.store.Graph(ctx, p.ID)
+			require.NoError(t, err)
+			g.NotFinished = append(g.NotFinished, "lost-task")
+			_, err = r.store.UpdateGraph(ctx, g)
+			require.NoError(t, err)
+			r.clk.Advance(time.Minute)
+			r.recover()
+			got := r.process(p.ID)
+			if !restart {
+				assert.Equal(t, workflow.ProcessBroken, got.State)
+				assert.Contains(t, got.Reason, "lost-task")
+				assert.Equal(t, uint64(1), r.e.Counters().ProcessesBroken)
+				return
+			}
+			assert.Equal(t, workflow.ProcessRunning, got.State)
+			assert.Equal(t, 1, got.Run)
+			task := r.poll("check")
+			assert.Equal(t, 1, task.Run)
+			r.release(workflow.Decision{TaskID: task.ID, Pass: task.Pass})
+			assert.Equal(t, workflow.ProcessFinished, r.process(p.ID).State)
+		})
+	}
+}

@@ -157,7 +157,13 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		case !ok:
 			spec, found := scheduledBy(id, p, tasks)
 			if !found {
-				return true, e.markBroken(ctx, p, fmt.Sprintf("task %s is in the graph but in no store and no decision", id))
+				why := fmt.Sprintf("task %s is in the graph but in no store and no decision", id)
+				if e.cfg.process(p.Type).RestartBroken {
+					e.report(fmt.Errorf("workflow: process %s restarted: %s", p.ID, why))
+					_, err := e.Restart(ctx, p.ID, "", why)
+					return err == nil, err
+				}
+				return true, e.markBroken(ctx, p, why)
 			}
 			if err := e.store.CreateTasks(ctx, []Task{e.newTask(id, p.ID, g.Run, spec, now)}); err != nil {
 				return false, err

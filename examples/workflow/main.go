@@ -1,0 +1,285 @@
+// Command workflow runs order processes through the workflow engine with actors that
+// sometimes hang, crash or answer late, and shows the engine repairing it all: the
+// recovery counters while it runs, then an operator's mass recovery job over every
+// process, with its progress.
+//
+//	go run ./examples/workflow                        # in memory, 200 processes
+//	go run ./examples/workflow -processes 1000 -hang 0.1
+//	go run ./examples/workflow -pg postgres://user@127.0.0.1:5432/db
+//
+// Each order is a "validate" task that schedules "charge" and "ship". Every actor type
+// has a work timeout of -work-timeout; an actor hangs (never answers) with probability
+// -hang, fails with -crash (retried, up to 8 handings-out in all), and answers after its timeout with
+// -late (its task was already handed to another actor; "validate" accepts only the
+// current pass, so the late answer is refused; the others accept the first answer). The
+// program exits 0 when every process finished, 1 otherwise.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/feedkit/feedkit/workflow"
+	"github.com/feedkit/feedkit/workflow/pgstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "workflow:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	processes   int
+	actors      int
+	workTimeout time.Duration
+	hang, crash float64
+	late        float64
+	timeout     time.Duration
+	pgURL       string
+	seed        uint64
+}
+
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("workflow", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.IntVar(&o.processes, "processes", 200, "order processes to run")
+	fs.IntVar(&o.actors, "actors", 4, "actors per actor type")
+	fs.DurationVar(&o.workTimeout, "work-timeout", 300*time.Millisecond, "how long an actor has for a task")
+	fs.Float64Var(&o.hang, "hang", 0.05, "probability that an actor never answers")
+	fs.Float64Var(&o.crash, "crash", 0.05, "probability that an actor's work fails")
+	fs.Float64Var(&o.late, "late", 0.05, "probability that an actor answers after its work timeout")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL URL for the store; empty: in memory")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the actors' misbehaviour")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case o.processes <= 0:
+		return o, fmt.Errorf("-processes %d must be positive", o.processes)
+	case o.actors <= 0:
+		return o, fmt.Errorf("-actors %d must be positive", o.actors)
+	case o.workTimeout <= 0:
+		return o, fmt.Errorf("-work-timeout %v must be positive", o.workTimeout)
+	case o.timeout <= 0:
+		return o, fmt.Errorf("-timeout %v must be positive", o.timeout)
+	}
+	for name, p := range map[string]float64{"-hang": o.hang, "-crash": o.crash, "-late": o.late} {
+		if p < 0 || p > 0.5 {
+			return o, fmt.Errorf("%s %v must be within [0, 0.5]", name, p)
+		}
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parseFlags(args, out)
+	if err != nil {
+		return err
+	}
+	store, where, closeStore, err := openStore(ctx, o.pgURL)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	strict := false
+	retry := workflow.RetryPolicy{MaxAttempts: 8, Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond}
+	engine, err := workflow.New(workflow.Config{
+		Store: store,
+		Actors: map[string]workflow.ActorPrefs{
+			"validate": {WorkTimeout: o.workTimeout, AcceptFirst: &strict, Retry: retry},
+			"charge":   {WorkTimeout: o.workTimeout, Retry: retry},
+			"ship":     {WorkTimeout: o.workTimeout, Retry: retry},
+		},
+		Processes:    map[string]workflow.ProcessPrefs{"order": {IdleTimeout: 2 * o.workTimeout}},
+		ScanInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	start := time.Now()
+	fmt.Fprintf(out, "workflow: %d orders on %s, %d actors per type, work timeout %v, hang %.0f%%, crash %.0f%%, late %.0f%%\n",
+		o.processes, where, o.actors, o.workTimeout, 100*o.hang, 100*o.crash, 100*o.late)
+
+	var ids []string
+	for i := range o.processes {
+		p, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
+			Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}})
+		if err != nil {
+			return err
+		}
+		ids = append(ids, p.ID)
+	}
+
+	var wg sync.WaitGroup
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	wg.Go(func() { _ = engine.Run(workCtx) }) // the recovery service
+	var st stats
+	for ti, actorType := range []string{"validate", "charge", "ship"} {
+		for a := range o.actors {
+			rng := rand.New(rand.NewPCG(o.seed, uint64(ti*1000+a)))
+			wg.Go(func() { actor(workCtx, engine, actorType, o, rng, &st) })
+		}
+	}
+
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var finished int
+	for {
+		finished, err = countFinished(ctx, engine)
+		if err != nil {
+			return err
+		}
+		c := engine.Counters()
+		fmt.Fprintf(out, "  %5.2fs  finished %4d/%d  work timeouts %3d (validate %d, charge %d, ship %d)  late refused %d accepted %d  failed attempts %d\n",
+			time.Since(start).Seconds(), finished, o.processes, c.WorkTimeouts, c.WorkTimeoutsByActor["validate"],
+			c.WorkTimeoutsByActor["charge"], c.WorkTimeoutsByActor["ship"], st.lateRefused.Load(), st.lateAccepted.Load(), st.crashed.Load())
+		if finished == o.processes {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	stopWork()
+	wg.Wait()
+
+	// An operator's mass recovery over every order: all are consistent by now, so it
+	// repairs nothing; its progress is saved as it goes.
+	job, err := engine.StartJob(context.Background(), workflow.Query{Types: []string{"order"}}, nil, 0)
+	if err != nil {
+		return err
+	}
+	for job.State != workflow.JobDone {
+		if job, err = engine.StepJob(context.Background(), job.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  mass recovery %s: %d/%d checked, %d repaired, %d errors\n", job.ID[:8], job.Done, job.Total, job.Repaired, job.Errors)
+	}
+
+	c := engine.Counters()
+	fmt.Fprintln(out, "\nsummary")
+	line := func(label string, v any) { fmt.Fprintf(out, "  %-28s %8v\n", label, v) }
+	line("orders finished", fmt.Sprintf("%d/%d", finished, o.processes))
+	line("tasks decided", st.decided.Load())
+	line("actors that hung", st.hung.Load())
+	line("work timeouts repaired", c.WorkTimeouts)
+	line("failed attempts retried", st.crashed.Load())
+	line("late answers refused", st.lateRefused.Load())
+	line("late answers accepted", st.lateAccepted.Load())
+	line("graphs checked / repaired", fmt.Sprintf("%d / %d", c.GraphsChecked, c.GraphsRepaired))
+	line("elapsed", fmt.Sprintf("%.2fs", time.Since(start).Seconds()))
+	if finished != o.processes {
+		others, _, _ := engine.Search(context.Background(), workflow.Query{Types: []string{"order"},
+			States: []workflow.ProcessState{workflow.ProcessRunning, workflow.ProcessFailed, workflow.ProcessBroken}, Limit: 10})
+		for _, p := range others {
+			fmt.Fprintf(out, "  not finished: %s %s %s %s\n", p.ID, p.CustomID, p.State, p.Reason)
+			if tasks, err := store.ProcessTasks(context.Background(), p.ID); err == nil {
+				for _, t := range tasks {
+					fmt.Fprintf(out, "    task %s %s %s attempts %d run %d error %q\n", t.ID[:8], t.Spec.ActorType, t.State, t.Attempts, t.Run, t.Error)
+				}
+			}
+			if g, err := store.Graph(context.Background(), p.ID); err == nil {
+				fmt.Fprintf(out, "    graph not finished %v finished %v recovery %v\n", g.NotFinished, g.Finished, g.RecoveryTime)
+			}
+		}
+		return fmt.Errorf("%d orders did not finish", o.processes-finished)
+	}
+	return nil
+}
+
+
+// stats counts what the actors did.
+type stats struct {
+	decided, hung, crashed, lateRefused, lateAccepted atomic.Int64
+}
+
+// actor polls its type's queue and decides, misbehaving as the options say.
+func actor(ctx context.Context, e *workflow.Engine, actorType string, o options, rng *rand.Rand, st *stats) {
+	for ctx.Err() == nil {
+		t, ok, err := e.Poll(ctx, actorType)
+		if err != nil || !ok {
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		d := workflow.Decision{TaskID: t.ID, Pass: t.Pass}
+		if actorType == "validate" {
+			d.Next = []workflow.TaskSpec{{ActorType: "charge"}, {ActorType: "ship"}}
+		}
+		switch r := rng.Float64(); {
+		case r < o.hang:
+			st.hung.Add(1)
+			continue // never answers: the recovery service takes the task back
+		case r < o.hang+o.late:
+			select { // answers after its timeout: the task has gone to another actor
+			case <-time.After(o.workTimeout + o.workTimeout/2):
+			case <-ctx.Done():
+				return
+			}
+			err := e.Release(ctx, d)
+			switch {
+			case err == nil:
+				st.lateAccepted.Add(1)
+				st.decided.Add(1)
+			case errors.Is(err, workflow.ErrStalePass), errors.Is(err, workflow.ErrDecided):
+				st.lateRefused.Add(1)
+			}
+			continue
+		case r < o.hang+o.late+o.crash:
+			st.crashed.Add(1)
+			d.Next, d.Error = nil, "the bank did not answer"
+		}
+		if err := e.Release(ctx, d); err == nil && d.Error == "" {
+			st.decided.Add(1)
+		}
+	}
+}
+
+func countFinished(ctx context.Context, e *workflow.Engine) (int, error) {
+	_, n, err := e.Search(ctx, workflow.Query{Types: []string{"order"}, States: []workflow.ProcessState{workflow.ProcessFinished}, Limit: 1})
+	return n, err
+}
+
+// openStore returns the in-memory store, or a PostgreSQL one with -pg.
+func openStore(ctx context.Context, url string) (workflow.Store, string, func(), error) {
+	if url == "" {
+		return workflow.NewMemoryStore(), "the in-memory store", func() {}, nil
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	s, err := pgstore.New(ctx, pool, pgstore.Options{})
+	if err != nil {
+		pool.Close()
+		return nil, "", nil, err
+	}
+	return s, "PostgreSQL", pool.Close, nil
+}
