@@ -212,7 +212,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-
 // stats counts what the actors did.
 type stats struct {
 	decided, hung, crashed, lateRefused, lateAccepted atomic.Int64
