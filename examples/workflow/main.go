@@ -120,14 +120,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "workflow: %d orders on %s, %d actors per type, work timeout %v, hang %.0f%%, crash %.0f%%, late %.0f%%\n",
 		o.processes, where, o.actors, o.workTimeout, 100*o.hang, 100*o.crash, 100*o.late)
 
-	var ids []string
 	for i := range o.processes {
-		p, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
-			Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}})
-		if err != nil {
+		if _, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
+			Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}}); err != nil {
 			return err
 		}
-		ids = append(ids, p.ID)
 	}
 
 	var wg sync.WaitGroup
