@@ -8,7 +8,9 @@
 // decided, may schedule more tasks; a process's Graph holds which tasks are not finished
 // and which are. A task goes queued → in progress → finished or failed. The queue of an
 // actor type is its queued tasks in ReadyAt order, not a separate structure, so a task is
-// never queued without being in the queue, a state the seed had to repair.
+// never queued without being in the queue, a state the seed had to repair. A task handed
+// out belongs to its process's current run and is handed out only while the process runs;
+// ending a process other than by finishing it cancels its unfinished tasks.
 //
 // # Atomic transitions
 //
@@ -31,8 +33,10 @@
 //   - a graph idle past its process type's idle timeout is checked: a decision not applied
 //     is applied, a task the graph lists but the store lacks is created again from the
 //     decision that scheduled it (or, when none did, marks the process broken, or restarts
-//     it with ProcessPrefs.RestartBroken), a failed
-//     task fails the process; a queue nobody polls is waited for, not refilled;
+//     it with ProcessPrefs.RestartBroken), a failed task fails the process. A queued task
+//     is left waiting: it is in its queue by being queued, so the seed's "queued but not
+//     in the queue" cannot happen, and when nobody polls the queue (Store.LastPolled
+//     tells) the actors are missing and queuing again would not help;
 //   - a process past its recovery time whose start broke off is begun; one with nothing
 //     left is finished; one running past its process timeout is counted.
 //

@@ -138,12 +138,28 @@ func (e *Engine) Poll(ctx context.Context, actorType string) (Task, bool, error)
 				t.RecoveryTime = t.Deadline
 			}
 		})
-		if err != nil || !ok || t.Deadline.IsZero() || now.Before(t.Deadline) {
+		if err != nil || !ok {
 			return t, ok, err
 		}
-		e.count(func(c *Counters) { c.TaskTimeouts++ })
-		if err := e.fail(ctx, t, "task timeout", now, false); err != nil {
-			e.report(fmt.Errorf("workflow: task %s past its timeout, left to recovery: %w", t.ID, err))
+		if !t.Deadline.IsZero() && !now.Before(t.Deadline) {
+			if err := e.fail(ctx, t, "task timeout", now, false); err != nil {
+				e.report(fmt.Errorf("workflow: task %s past its timeout, left to recovery: %w", t.ID, err))
+			} else {
+				e.count(func(c *Counters) { c.TaskTimeouts++ })
+			}
+			continue
+		}
+		// A task of a process that ended, or of a run a restart left, is not worked on.
+		p, err := e.store.Process(ctx, t.ProcessID)
+		if err != nil {
+			return t, true, nil // the work timeout repairs the task if the actor cannot use it
+		}
+		if p.State == ProcessRunning && p.Run == t.Run {
+			return t, true, nil
+		}
+		t.State, t.Error, t.RecoveryTime = TaskFailed, "process "+p.State.String()+" or restarted", time.Time{}
+		if _, err := e.store.UpdateTask(ctx, t); err != nil {
+			e.report(fmt.Errorf("workflow: task %s of a process over, left to recovery: %w", t.ID, err))
 		}
 	}
 }

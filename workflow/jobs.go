@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -19,12 +20,17 @@ func (e *Engine) StartJob(ctx context.Context, q Query, priority []string, perSe
 		return Job{}, fmt.Errorf("workflow: StartJob: rate %v must not be negative", perSecond)
 	}
 	q.Limit, q.After = 0, nil
+	now := e.clock.Now()
+	// The job covers the processes started before it: new ones would keep it from ever
+	// ending, and the recovery service watches them anyway.
+	if end := now.Add(time.Microsecond); q.StartedTo.IsZero() || q.StartedTo.After(end) {
+		q.StartedTo = end // exclusive: up to now, in PostgreSQL's precision too
+	}
 	_, total, err := e.store.SearchProcesses(ctx, Query{Types: q.Types, States: q.States, CustomID: q.CustomID,
 		ActorType: q.ActorType, StartedFrom: q.StartedFrom, StartedTo: q.StartedTo, Limit: 1})
 	if err != nil {
 		return Job{}, fmt.Errorf("workflow: StartJob: %w", err)
 	}
-	now := e.clock.Now()
 	j := Job{ID: newID(), Query: q, Priority: slices.Clone(priority), Rate: perSecond, State: JobRunning,
 		Total: total, CreatedAt: now, UpdatedAt: now}
 	if err := e.store.CreateJob(ctx, j); err != nil {
@@ -94,6 +100,12 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 	if err != nil || j.State != JobRunning {
 		return j, err
 	}
+	// Lease the batch: of engines stepping the job at once, one wins this write and does
+	// the batch, so a batch is checked, counted and paced once.
+	j.UpdatedAt = e.clock.Now()
+	if j, err = e.store.UpdateJob(ctx, j); err != nil {
+		return j, err
+	}
 	for j.Stage <= len(j.Priority) {
 		q := j.Query
 		q.Limit, q.After = e.cfg.ScanBatch, j.Cursor
@@ -139,7 +151,20 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 		e.mu.Unlock()
 	}
 	j.UpdatedAt = e.clock.Now()
-	return e.store.UpdateJob(ctx, j)
+	saved, err := e.store.UpdateJob(ctx, j)
+	if errors.Is(err, ErrConflict) {
+		// Paused meanwhile: keep the batch's progress, and the new state.
+		fresh, ferr := e.store.Job(ctx, id)
+		if ferr != nil {
+			return j, ferr
+		}
+		if fresh.State == JobPaused {
+			j.State = JobPaused
+		}
+		j.Version = fresh.Version
+		saved, err = e.store.UpdateJob(ctx, j)
+	}
+	return saved, err
 }
 
 // check checks one process as the recovery service checks an idle one.
@@ -148,11 +173,13 @@ func (e *Engine) check(ctx context.Context, p Process) (bool, error) {
 		return false, nil
 	}
 	g, err := e.store.Graph(ctx, p.ID)
-	if errors.Is(err, ErrNotFound) || (err == nil && g.Run != p.Run) {
+	switch {
+	case errors.Is(err, ErrNotFound):
 		return e.recoverProcess(ctx, p, e.clock.Now())
-	}
-	if err != nil {
+	case err != nil:
 		return false, err
+	case g.Run < p.Run:
+		return true, e.resetGraph(ctx, p)
 	}
 	return e.recoverGraph(ctx, g, e.clock.Now())
 }

@@ -36,9 +36,9 @@ func (e *Engine) Restart(ctx context.Context, processID, fromTask, reason string
 		}
 		spec = t.Spec
 	}
-	if err := e.cancelRun(ctx, p, "restarted: "+reason); err != nil {
-		return p, err
-	}
+	// The run goes up first: from then on nothing of the old run counts (a graph check
+	// in between no longer reads its tasks as the current run's), and then its
+	// unfinished tasks are failed so that no actor works on them.
 	now := e.clock.Now()
 	p.Run++
 	p.State, p.Start, p.StartTask = ProcessRunning, spec, newID()
@@ -47,6 +47,9 @@ func (e *Engine) Restart(ctx context.Context, processID, fromTask, reason string
 	p, err = e.store.UpdateProcess(ctx, p)
 	if err != nil {
 		return p, fmt.Errorf("workflow: restart: %w", err)
+	}
+	if err := e.cancelRun(ctx, p, p.Run, "restarted: "+reason); err != nil {
+		e.report(fmt.Errorf("workflow: process %s restarted, some tasks of its old run not cancelled: %w", p.ID, err))
 	}
 	if err := e.resetGraph(ctx, p); err != nil {
 		e.report(fmt.Errorf("workflow: process %s restarted, its new run left to recovery: %w", p.ID, err))
@@ -64,21 +67,28 @@ func (e *Engine) Abort(ctx context.Context, processID, reason string) error {
 	if p.State != ProcessRunning {
 		return fmt.Errorf("workflow: abort of process %s (%s): %w", p.ID, p.State, ErrNotRunning)
 	}
-	if err := e.cancelRun(ctx, p, "aborted: "+reason); err != nil {
+	// The process ends first, and its tasks are cancelled with it (endProcess).
+	if err := e.endProcess(ctx, p.ID, p.Run, ProcessAborted, reason); err != nil {
 		return err
 	}
-	return e.endProcess(ctx, p.ID, ProcessAborted, reason)
+	if p, err = e.store.Process(ctx, processID); err != nil {
+		return err
+	}
+	if p.State != ProcessAborted {
+		return fmt.Errorf("workflow: abort of process %s: it became %s meanwhile: %w", p.ID, p.State, ErrNotRunning)
+	}
+	return nil
 }
 
-// cancelRun fails the queued and in-progress tasks of the process's current run.
-func (e *Engine) cancelRun(ctx context.Context, p Process, why string) error {
+// cancelRun fails the queued and in-progress tasks of p's runs before before.
+func (e *Engine) cancelRun(ctx context.Context, p Process, before int, why string) error {
 	tasks, err := e.store.ProcessTasks(ctx, p.ID)
 	if err != nil {
 		return err
 	}
 	for _, t := range tasks {
 		for range defaultConflictRetry {
-			if t.Run != p.Run || (t.State != TaskQueued && t.State != TaskInProgress) {
+			if t.Run >= before || (t.State != TaskQueued && t.State != TaskInProgress) {
 				break
 			}
 			t.State, t.Error, t.RecoveryTime = TaskFailed, why, time.Time{}
@@ -98,9 +108,17 @@ func (e *Engine) cancelRun(ctx context.Context, p Process, why string) error {
 }
 
 // resetGraph makes the graph follow the process's current run from its start task, and
-// creates that task.
+// creates that task. It reads the process afresh and only ever moves the graph forward:
+// a caller holding a process read before a restart must not take the graph back.
 func (e *Engine) resetGraph(ctx context.Context, p Process) error {
-	_, err := e.store.Graph(ctx, p.ID)
+	p, err := e.store.Process(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if p.State != ProcessRunning {
+		return nil
+	}
+	_, err = e.store.Graph(ctx, p.ID)
 	if errors.Is(err, ErrNotFound) {
 		return e.begin(ctx, p)
 	}
@@ -108,7 +126,7 @@ func (e *Engine) resetGraph(ctx context.Context, p Process) error {
 		return err
 	}
 	if _, err := e.updateGraph(ctx, p.ID, func(g *Graph) bool {
-		if g.Run == p.Run {
+		if g.Run >= p.Run {
 			return false
 		}
 		g.Run, g.NotFinished, g.Finished = p.Run, []string{p.StartTask}, nil

@@ -211,3 +211,63 @@ func TestMassRecoveryJobRate(t *testing.T) {
 	_, err = r.e.StartJob(ctx, workflow.Query{}, nil, -1)
 	assert.Error(t, err)
 }
+
+// A process that failed or was aborted hands out no more work: its other unfinished tasks
+// are cancelled with it.
+func TestAProcessOverGetsNoMoreWork(t *testing.T) {
+	r := newRig(t, workflow.Config{})
+	p := r.start()
+	first := r.poll("check")
+	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass, Next: []workflow.TaskSpec{{ActorType: "pay"}, {ActorType: "ship"}}})
+	pay := r.poll("pay")
+	r.release(workflow.Decision{TaskID: pay.ID, Pass: pay.Pass, Error: "declined"}) // no retry: the process fails
+	assert.Equal(t, workflow.ProcessFailed, r.process(p.ID).State)
+	r.none("ship")
+
+	q := r.start()
+	require.NoError(t, r.e.Abort(t.Context(), q.ID, "stop"))
+	r.none("check")
+}
+
+// After a restart, a decision of the old run that the graph had not taken yet changes
+// nothing when the graph scan comes by, and a queued task of the old run is not handed out.
+func TestOldRunChangesNothingAfterARestart(t *testing.T) {
+	r := newRig(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute}}})
+	p := r.start()
+	first := r.poll("check")
+	r.store.failNext("UpdateGraph", 1)
+	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass}) // decided; the graph not yet updated
+	_, err := r.e.Restart(t.Context(), p.ID, "", "replay")
+	require.NoError(t, err)
+	r.clk.Advance(time.Minute)
+	r.recover()
+	assert.Equal(t, workflow.ProcessRunning, r.process(p.ID).State, "the old run's decision does not finish the new run")
+	fresh := r.poll("check")
+	assert.Equal(t, 1, fresh.Run)
+	r.none("check")
+	r.release(workflow.Decision{TaskID: fresh.ID, Pass: fresh.Pass})
+	assert.Equal(t, workflow.ProcessFinished, r.process(p.ID).State)
+}
+
+// A job covers the processes started before it: processes started while it runs do not
+// keep it from ending.
+func TestMassRecoveryJobEndsWhileProcessesKeepStarting(t *testing.T) {
+	r := newRig(t, workflow.Config{ScanBatch: 2})
+	ctx := t.Context()
+	for range 3 {
+		r.start()
+	}
+	job, err := r.e.StartJob(ctx, workflow.Query{}, nil, 0)
+	require.NoError(t, err)
+	for range 20 {
+		r.clk.Advance(time.Second)
+		r.start()
+		if job, err = r.e.StepJob(ctx, job.ID); err != nil || job.State == workflow.JobDone {
+			break
+		}
+	}
+	require.NoError(t, err)
+	assert.Equal(t, workflow.JobDone, job.State)
+	assert.Equal(t, 3, job.Total)
+	assert.Equal(t, 3, job.Done)
+}

@@ -87,15 +87,15 @@ func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, 
 	pastDeadline := !t.Deadline.IsZero() && !now.Before(t.Deadline)
 	var err error
 	switch {
-	case t.State == TaskQueued && pastDeadline:
-		e.count(func(c *Counters) { c.TaskTimeouts++ })
-		err = e.fail(ctx, t, "task timeout", now, false)
-	case t.State == TaskInProgress && pastDeadline && a.forceFinish:
-		e.count(func(c *Counters) { c.TaskTimeouts++ })
-		err = e.fail(ctx, t, "task timeout", now, false)
+	case t.State == TaskQueued && pastDeadline,
+		t.State == TaskInProgress && pastDeadline && a.forceFinish:
+		if err = e.fail(ctx, t, "task timeout", now, false); err == nil {
+			e.count(func(c *Counters) { c.TaskTimeouts++ })
+		}
 	case t.State == TaskInProgress && !a.restart:
-		e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
-		err = e.fail(ctx, t, "work timeout", now, true)
+		if err = e.fail(ctx, t, "work timeout", now, true); err == nil {
+			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
+		}
 	case t.State == TaskInProgress:
 		// Back to the queue only if still in progress (the version says so), with a new
 		// pass so that the late decision of the actor it was taken from can be refused.
@@ -138,8 +138,11 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		_, err := e.store.UpdateGraph(ctx, g)
 		return false, ignoreConflict(err)
 	}
-	if g.Run != p.Run { // a restart broke off before the graph followed it
+	if g.Run < p.Run { // a restart broke off before the graph followed it
 		return true, e.resetGraph(ctx, p)
+	}
+	if g.Run > p.Run { // the process was read before a restart: look again next time
+		return false, nil
 	}
 	tasks, err := e.store.ProcessTasks(ctx, p.ID)
 	if err != nil {
@@ -175,7 +178,7 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 			}
 			repaired = true
 		case t.State == TaskFailed:
-			if err := e.endProcess(ctx, p.ID, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
+			if err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
 				return false, err
 			}
 			repaired = true
@@ -200,8 +203,8 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 	}
 	_, err = e.updateGraph(ctx, g.ProcessID, func(*Graph) bool { return true }) // plan the next check
 	if err == nil {
-		if g, err2 := e.store.Graph(ctx, p.ID); err2 == nil && len(g.NotFinished) == 0 {
-			err = e.endProcess(ctx, p.ID, ProcessFinished, "")
+		if g2, err2 := e.store.Graph(ctx, p.ID); err2 == nil && g2.Run == g.Run && len(g2.NotFinished) == 0 {
+			err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
 		}
 	}
 	return repaired, err
@@ -234,13 +237,16 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return true, e.begin(ctx, p)
-	case g.Run != p.Run:
-		return true, e.resetGraph(ctx, p)
 	case err != nil:
 		return false, err
-	case len(g.NotFinished) == 0:
+	case g.Run < p.Run:
+		return true, e.resetGraph(ctx, p)
+	case g.Run == p.Run && len(g.NotFinished) == 0:
+		if err := e.endProcess(ctx, p.ID, p.Run, ProcessFinished, ""); err != nil {
+			return false, err
+		}
 		e.count(func(c *Counters) { c.ProcessesFinished++ })
-		return true, e.endProcess(ctx, p.ID, ProcessFinished, "")
+		return true, nil
 	}
 	pp := e.cfg.process(p.Type)
 	p.RecoveryTime = time.Time{}
@@ -253,9 +259,12 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 }
 
 func (e *Engine) markBroken(ctx context.Context, p Process, reason string) error {
+	if err := e.endProcess(ctx, p.ID, p.Run, ProcessBroken, reason); err != nil {
+		return err
+	}
 	e.count(func(c *Counters) { c.ProcessesBroken++ })
 	e.report(fmt.Errorf("workflow: process %s broken: %s", p.ID, reason))
-	return e.endProcess(ctx, p.ID, ProcessBroken, reason)
+	return nil
 }
 
 // ignoreConflict treats a conflict as done: someone else changed the entity, and the

@@ -34,7 +34,7 @@ func (e *Engine) Release(ctx context.Context, d Decision) error {
 		switch {
 		case t.State == TaskFinished || t.State == TaskFailed:
 			return fmt.Errorf("workflow: release of task %s (%s): %w", t.ID, t.State, ErrDecided)
-		case !a.acceptFirst && d.Pass != t.Pass:
+		case !a.acceptFirst && (t.State != TaskInProgress || d.Pass != t.Pass):
 			return fmt.Errorf("workflow: release of task %s: %w", t.ID, ErrStalePass)
 		}
 		now := e.clock.Now()
@@ -94,11 +94,18 @@ func (e *Engine) apply(ctx context.Context, t Task) error {
 	if g.Run != t.Run {
 		return nil
 	}
+	// A process ended (aborted, failed) or restarted meanwhile gets no more work from a
+	// decision of its old run.
+	if p, err := e.store.Process(ctx, t.ProcessID); err != nil {
+		return err
+	} else if p.State != ProcessRunning || p.Run != t.Run {
+		return nil
+	}
 	if err := e.createNext(ctx, t); err != nil {
 		return err
 	}
 	if len(g.NotFinished) == 0 {
-		return e.endProcess(ctx, t.ProcessID, ProcessFinished, "")
+		return e.endProcess(ctx, t.ProcessID, t.Run, ProcessFinished, "")
 	}
 	return nil
 }
@@ -160,36 +167,34 @@ func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time,
 	if _, err := e.store.UpdateTask(ctx, t); err != nil {
 		return err
 	}
-	if err := e.endRun(ctx, t, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
+	if err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
 		e.report(fmt.Errorf("workflow: task %s failed, its process left to recovery: %w", t.ID, err))
 	}
 	return nil
 }
 
-// endRun ends the process of task t as state, if t is of the process's current run.
-func (e *Engine) endRun(ctx context.Context, t Task, state ProcessState, reason string) error {
-	p, err := e.store.Process(ctx, t.ProcessID)
-	if err != nil || p.Run != t.Run {
-		return err
-	}
-	return e.endProcess(ctx, t.ProcessID, state, reason)
-}
-
-// endProcess moves a running process to state, retrying on conflicts; a process no
-// longer running is left as it is.
-func (e *Engine) endProcess(ctx context.Context, id string, state ProcessState, reason string) error {
+// endProcess moves a process running run to state, retrying on conflicts; a process no
+// longer running, or on another run (restarted meanwhile), is left as it is. Ending a run
+// other than by finishing it cancels the run's unfinished tasks, so that no actor works
+// for a process that is over.
+func (e *Engine) endProcess(ctx context.Context, id string, run int, state ProcessState, reason string) error {
 	for range defaultConflictRetry {
 		p, err := e.store.Process(ctx, id)
 		if err != nil {
 			return err
 		}
-		if p.State != ProcessRunning {
+		if p.State != ProcessRunning || p.Run != run {
 			return nil
 		}
 		p.State, p.Reason, p.RecoveryTime = state, reason, time.Time{}
-		if _, err = e.store.UpdateProcess(ctx, p); !errors.Is(err, ErrConflict) {
-			return err
+		p, err = e.store.UpdateProcess(ctx, p)
+		if errors.Is(err, ErrConflict) {
+			continue
 		}
+		if err == nil && state != ProcessFinished {
+			err = e.cancelRun(ctx, p, run+1, state.String()+": "+reason)
+		}
+		return err
 	}
 	return fmt.Errorf("workflow: process %s: %w (too many concurrent changes)", id, ErrConflict)
 }
