@@ -101,11 +101,22 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 		return j, err
 	}
 	// Lease the batch: of engines stepping the job at once, one wins this write and does
-	// the batch, so a batch is checked, counted and paced once.
-	j.UpdatedAt = e.clock.Now()
+	// the batch; the others leave the job alone until the lease ends, so a batch is
+	// checked, counted and paced once. A lease outlives a batch at the job's rate by a
+	// minute; an engine that dies holding it delays the job by that much.
+	now := e.clock.Now()
+	if now.Before(j.LeasedUntil) {
+		return j, nil
+	}
+	lease := time.Minute
+	if j.Rate > 0 {
+		lease += time.Duration(float64(e.cfg.ScanBatch) / j.Rate * float64(time.Second))
+	}
+	j.LeasedUntil, j.UpdatedAt = now.Add(lease), now
 	if j, err = e.store.UpdateJob(ctx, j); err != nil {
 		return j, err
 	}
+	leased := j
 	for j.Stage <= len(j.Priority) {
 		q := j.Query
 		q.Limit, q.After = e.cfg.ScanBatch, j.Cursor
@@ -150,21 +161,33 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 		delete(e.limiters, j.ID)
 		e.mu.Unlock()
 	}
-	j.UpdatedAt = e.clock.Now()
+	j.UpdatedAt, j.LeasedUntil = e.clock.Now(), time.Time{}
 	saved, err := e.store.UpdateJob(ctx, j)
-	if errors.Is(err, ErrConflict) {
-		// Paused meanwhile: keep the batch's progress, and the new state.
-		fresh, ferr := e.store.Job(ctx, id)
-		if ferr != nil {
-			return j, ferr
-		}
-		if fresh.State == JobPaused {
-			j.State = JobPaused
-		}
-		j.Version = fresh.Version
-		saved, err = e.store.UpdateJob(ctx, j)
+	if !errors.Is(err, ErrConflict) {
+		return saved, err
 	}
-	return saved, err
+	// The job changed under the lease. Paused or resumed meanwhile (its progress as
+	// leased): save the batch with the new state. Anything else (the lease ran out and
+	// another engine moved on): this batch's save is dropped, its checks repeated later.
+	fresh, err := e.store.Job(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	if fresh.State == JobDone || fresh.Stage != leased.Stage || fresh.Done != leased.Done || !sameCursor(fresh.Cursor, leased.Cursor) {
+		return fresh, nil
+	}
+	if j.State != JobDone {
+		j.State = fresh.State
+	}
+	j.Version = fresh.Version
+	return e.store.UpdateJob(ctx, j)
+}
+
+func sameCursor(a, b *Cursor) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.ID == b.ID && a.StartedAt.Equal(b.StartedAt)
 }
 
 // check checks one process as the recovery service checks an idle one.

@@ -146,7 +146,7 @@ func cloneJob(j Job) Job {
 		c := *j.Cursor
 		j.Cursor = &c
 	}
-	j.CreatedAt, j.UpdatedAt = j.CreatedAt.Round(0), j.UpdatedAt.Round(0)
+	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = j.CreatedAt.Round(0), j.UpdatedAt.Round(0), j.LeasedUntil.Round(0)
 	return j
 }
 

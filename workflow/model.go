@@ -186,5 +186,9 @@ type Job struct {
 	// Progress.
 	Total, Done, Repaired, Errors int
 	CreatedAt, UpdatedAt          time.Time
-	Version                       int64
+	// LeasedUntil is when the engine working the job's current batch gives it up if it
+	// has not saved it by then (zero: nobody works it): other engines leave it alone
+	// until then, so a batch is checked, counted and paced once.
+	LeasedUntil time.Time
+	Version     int64
 }

@@ -17,9 +17,9 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]Process, int, error) {
 
 // Restart runs a process again, whatever its state: from its start task, or from the
 // task fromTask (one of its tasks, of any run) when given; reason is recorded. The
-// unfinished tasks of the current run are failed first, so that no actor's decision for
-// them is accepted, and the process's run number goes up, so that a decision accepted
-// just before changes nothing in the new run.
+// process's run number goes up first, so that nothing of the old run counts any more
+// (a decision accepted just before changes nothing in the new run), then the old run's
+// unfinished tasks are failed, so that no actor's decision for them is accepted.
 func (e *Engine) Restart(ctx context.Context, processID, fromTask, reason string) (Process, error) {
 	p, err := e.store.Process(ctx, processID)
 	if err != nil {
@@ -68,14 +68,12 @@ func (e *Engine) Abort(ctx context.Context, processID, reason string) error {
 		return fmt.Errorf("workflow: abort of process %s (%s): %w", p.ID, p.State, ErrNotRunning)
 	}
 	// The process ends first, and its tasks are cancelled with it (endProcess).
-	if err := e.endProcess(ctx, p.ID, p.Run, ProcessAborted, reason); err != nil {
-		return err
+	ended, err := e.endProcess(ctx, p.ID, p.Run, ProcessAborted, reason)
+	if err != nil {
+		return fmt.Errorf("workflow: abort: %w", err)
 	}
-	if p, err = e.store.Process(ctx, processID); err != nil {
-		return err
-	}
-	if p.State != ProcessAborted {
-		return fmt.Errorf("workflow: abort of process %s: it became %s meanwhile: %w", p.ID, p.State, ErrNotRunning)
+	if !ended {
+		return fmt.Errorf("workflow: abort of process %s: it ended or restarted meanwhile: %w", p.ID, ErrNotRunning)
 	}
 	return nil
 }

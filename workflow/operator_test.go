@@ -271,3 +271,38 @@ func TestMassRecoveryJobEndsWhileProcessesKeepStarting(t *testing.T) {
 	assert.Equal(t, 3, job.Total)
 	assert.Equal(t, 3, job.Done)
 }
+
+// While one engine works a batch of a job (leased), another engine's step leaves the job
+// alone: the batch is checked and counted once, at the job's rate.
+func TestJobBatchLeasedToOneEngine(t *testing.T) {
+	r := newRig(t, workflow.Config{ScanBatch: 3})
+	ctx := t.Context()
+	for range 3 {
+		r.start()
+	}
+	other, err := workflow.New(workflow.Config{Store: r.store, Clock: r.clk, ScanBatch: 3})
+	require.NoError(t, err)
+	job, err := r.e.StartJob(ctx, workflow.Query{}, nil, 1)
+	require.NoError(t, err)
+	done := make(chan workflow.Job, 1)
+	go func() {
+		j, err := r.e.StepJob(ctx, job.ID)
+		assert.NoError(t, err)
+		done <- j
+	}()
+	r.clk.BlockUntil(1) // the first engine holds the lease, waiting for its rate
+	j, err := other.StepJob(ctx, job.ID)
+	require.NoError(t, err)
+	assert.Zero(t, j.Done, "the other engine leaves the leased batch alone")
+	for range 2 {
+		r.clk.BlockUntil(1)
+		r.clk.Advance(time.Second)
+	}
+	j = <-done
+	assert.Equal(t, 3, j.Done)
+	assert.True(t, j.LeasedUntil.IsZero(), "the lease is given back")
+	j, err = other.StepJob(ctx, job.ID)
+	require.NoError(t, err)
+	assert.Equal(t, workflow.JobDone, j.State)
+	assert.Equal(t, 3, j.Done, "nothing checked twice")
+}

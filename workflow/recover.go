@@ -178,7 +178,7 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 			}
 			repaired = true
 		case t.State == TaskFailed:
-			if err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
+			if _, err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
 				return false, err
 			}
 			repaired = true
@@ -204,7 +204,7 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 	_, err = e.updateGraph(ctx, g.ProcessID, func(*Graph) bool { return true }) // plan the next check
 	if err == nil {
 		if g2, err2 := e.store.Graph(ctx, p.ID); err2 == nil && g2.Run == g.Run && len(g2.NotFinished) == 0 {
-			err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
+			_, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
 		}
 	}
 	return repaired, err
@@ -242,29 +242,30 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 	case g.Run < p.Run:
 		return true, e.resetGraph(ctx, p)
 	case g.Run == p.Run && len(g.NotFinished) == 0:
-		if err := e.endProcess(ctx, p.ID, p.Run, ProcessFinished, ""); err != nil {
-			return false, err
+		ended, err := e.endProcess(ctx, p.ID, p.Run, ProcessFinished, "")
+		if ended {
+			e.count(func(c *Counters) { c.ProcessesFinished++ })
 		}
-		e.count(func(c *Counters) { c.ProcessesFinished++ })
-		return true, nil
+		return ended, err
 	}
 	pp := e.cfg.process(p.Type)
 	p.RecoveryTime = time.Time{}
 	if pp.ProcessTimeout > 0 {
 		p.RecoveryTime = now.Add(pp.ProcessTimeout)
+	}
+	if _, err = e.store.UpdateProcess(ctx, p); err == nil && pp.ProcessTimeout > 0 {
 		e.count(func(c *Counters) { c.ProcessTimeouts++ })
 	}
-	_, err = e.store.UpdateProcess(ctx, p)
 	return false, ignoreConflict(err)
 }
 
 func (e *Engine) markBroken(ctx context.Context, p Process, reason string) error {
-	if err := e.endProcess(ctx, p.ID, p.Run, ProcessBroken, reason); err != nil {
-		return err
+	ended, err := e.endProcess(ctx, p.ID, p.Run, ProcessBroken, reason)
+	if ended {
+		e.count(func(c *Counters) { c.ProcessesBroken++ })
+		e.report(fmt.Errorf("workflow: process %s broken: %s", p.ID, reason))
 	}
-	e.count(func(c *Counters) { c.ProcessesBroken++ })
-	e.report(fmt.Errorf("workflow: process %s broken: %s", p.ID, reason))
-	return nil
+	return err
 }
 
 // ignoreConflict treats a conflict as done: someone else changed the entity, and the

@@ -105,7 +105,8 @@ func (e *Engine) apply(ctx context.Context, t Task) error {
 		return err
 	}
 	if len(g.NotFinished) == 0 {
-		return e.endProcess(ctx, t.ProcessID, t.Run, ProcessFinished, "")
+		_, err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFinished, "")
+		return err
 	}
 	return nil
 }
@@ -167,34 +168,40 @@ func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time,
 	if _, err := e.store.UpdateTask(ctx, t); err != nil {
 		return err
 	}
-	if err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
+	if _, err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
 		e.report(fmt.Errorf("workflow: task %s failed, its process left to recovery: %w", t.ID, err))
 	}
 	return nil
 }
 
-// endProcess moves a process running run to state, retrying on conflicts; a process no
-// longer running, or on another run (restarted meanwhile), is left as it is. Ending a run
-// other than by finishing it cancels the run's unfinished tasks, so that no actor works
-// for a process that is over.
-func (e *Engine) endProcess(ctx context.Context, id string, run int, state ProcessState, reason string) error {
+// endProcess moves a process running run to state, retrying on conflicts, and reports
+// whether it did; a process no longer running, or on another run (restarted meanwhile),
+// is left as it is. Ending a run other than by finishing it then cancels the run's
+// unfinished tasks, so that no actor works for a process that is over; a failure there is
+// reported, not returned (the process did end, and Poll refuses such tasks anyway).
+func (e *Engine) endProcess(ctx context.Context, id string, run int, state ProcessState, reason string) (bool, error) {
 	for range defaultConflictRetry {
 		p, err := e.store.Process(ctx, id)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if p.State != ProcessRunning || p.Run != run {
-			return nil
+			return false, nil
 		}
 		p.State, p.Reason, p.RecoveryTime = state, reason, time.Time{}
 		p, err = e.store.UpdateProcess(ctx, p)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		if err == nil && state != ProcessFinished {
-			err = e.cancelRun(ctx, p, run+1, state.String()+": "+reason)
+		if err != nil {
+			return false, err
 		}
-		return err
+		if state != ProcessFinished {
+			if err := e.cancelRun(ctx, p, run+1, state.String()+": "+reason); err != nil {
+				e.report(fmt.Errorf("workflow: process %s %s, some of its tasks not cancelled: %w", id, state, err))
+			}
+		}
+		return true, nil
 	}
-	return fmt.Errorf("workflow: process %s: %w (too many concurrent changes)", id, ErrConflict)
+	return false, fmt.Errorf("workflow: process %s: %w (too many concurrent changes)", id, ErrConflict)
 }

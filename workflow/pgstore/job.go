@@ -82,7 +82,7 @@ func jobArgs(j workflow.Job) ([]any, error) {
 		cursorAt, cursorID = &at, &j.Cursor.ID
 	}
 	return []any{j.ID, string(query), j.Priority, j.Rate, int16(j.State), j.Stage, cursorAt, cursorID,
-		j.Total, j.Done, j.Repaired, j.Errors, in(j.CreatedAt), in(j.UpdatedAt)}, nil
+		j.Total, j.Done, j.Repaired, j.Errors, in(j.CreatedAt), in(j.UpdatedAt), inNull(j.LeasedUntil)}, nil
 }
 
 // storedJob returns j as a write stores it, with version v.
@@ -92,7 +92,7 @@ func storedJob(j workflow.Job, v int64) workflow.Job {
 	if j.Cursor != nil {
 		j.Cursor = &workflow.Cursor{StartedAt: in(j.Cursor.StartedAt), ID: j.Cursor.ID}
 	}
-	j.CreatedAt, j.UpdatedAt = in(j.CreatedAt), in(j.UpdatedAt)
+	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = in(j.CreatedAt), in(j.UpdatedAt), in(j.LeasedUntil)
 	j.Version = v
 	return j
 }
@@ -106,9 +106,10 @@ func scanJob(row scanner) (workflow.Job, error) {
 		cursorAt             *time.Time
 		cursorID             *string
 		createdAt, updatedAt time.Time
+		leasedUntil          *time.Time
 	)
 	err := row.Scan(&j.ID, &query, &j.Priority, &j.Rate, &state, &j.Stage, &cursorAt, &cursorID,
-		&j.Total, &j.Done, &j.Repaired, &j.Errors, &createdAt, &updatedAt, &j.Version)
+		&j.Total, &j.Done, &j.Repaired, &j.Errors, &createdAt, &updatedAt, &leasedUntil, &j.Version)
 	if err != nil {
 		return workflow.Job{}, err
 	}
@@ -119,7 +120,7 @@ func scanJob(row scanner) (workflow.Job, error) {
 	if cursorID != nil {
 		j.Cursor = &workflow.Cursor{StartedAt: outNull(cursorAt), ID: *cursorID}
 	}
-	j.CreatedAt, j.UpdatedAt = out(createdAt), out(updatedAt)
+	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = out(createdAt), out(updatedAt), outNull(leasedUntil)
 	return j, nil
 }
 

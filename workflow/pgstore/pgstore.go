@@ -81,6 +81,7 @@
 //	    errors            bigint           NOT NULL,
 //	    created_at        timestamptz      NOT NULL,
 //	    updated_at        timestamptz      NOT NULL,
+//	    leased_until      timestamptz,                -- LeasedUntil; NULL for none
 //	    version           bigint           NOT NULL
 //	);
 //	-- jobs (created_at, id)  Jobs
@@ -209,7 +210,7 @@ var (
 		"recovery_time", "deadline", "attempts", "result", "error", "next", "next_actor_types", "next_args"}
 	graphColumns = []string{"process_id", "run", "not_finished", "finished", "changed_at", "recovery_time"}
 	jobColumns   = []string{"id", "query", "priority", "rate", "state", "stage", "cursor_started_at", "cursor_id",
-		"total", "done", "repaired", "errors", "created_at", "updated_at"}
+		"total", "done", "repaired", "errors", "created_at", "updated_at", "leased_until"}
 )
 
 // New returns a store on pool, creating its tables (and indexes) when missing. The pool
@@ -292,6 +293,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 			errors            bigint           NOT NULL,
 			created_at        timestamptz      NOT NULL,
 			updated_at        timestamptz      NOT NULL,
+			leased_until      timestamptz,
 			version           bigint           NOT NULL
 		)`,
 		`CREATE INDEX IF NOT EXISTS `+ident("jobs_created")+` ON `+jobs+` (created_at, id)`,
