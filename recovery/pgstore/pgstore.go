@@ -65,6 +65,8 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 // DefaultTablePrefix is the prefix of the table names when Options.TablePrefix is empty.
@@ -79,9 +81,8 @@ type Options struct {
 	TablePrefix string
 }
 
-// maxPrefixLen keeps the longest name built from the prefix,
-// prefix+"requests_account_class_at", within PostgreSQL's 63 bytes.
-const maxPrefixLen = 63 - len("requests_account_class_at")
+// longestName is the longest name built from the prefix.
+const longestName = "requests_account_class_at"
 
 // ErrInvalidOptions is returned, wrapped, by NewLedger and NewStore for options that
 // cannot be used.
@@ -93,17 +94,8 @@ func (o Options) prefix() (string, error) {
 	if p == "" {
 		return DefaultTablePrefix, nil
 	}
-	if len(p) > maxPrefixLen {
-		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: longer than %d bytes: %w", p, maxPrefixLen, ErrInvalidOptions)
-	}
-	for i := range len(p) {
-		c := p[i]
-		switch {
-		case c >= 'a' && c <= 'z', c == '_':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return "", fmt.Errorf("pgstore: Options.TablePrefix %q: only lower-case letters, digits and underscores, not starting with a digit: %w", p, ErrInvalidOptions)
-		}
+	if err := pgschema.CheckPrefix(p, longestName); err != nil {
+		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: %v: %w", p, err, ErrInvalidOptions)
 	}
 	return p, nil
 }

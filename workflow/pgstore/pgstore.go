@@ -135,6 +135,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -153,9 +154,6 @@ type Options struct {
 // longestName is the longest name built from the prefix.
 const longestName = "processes_custom_id"
 
-// maxPrefixLen keeps prefix+longestName within PostgreSQL's 63 bytes.
-const maxPrefixLen = 63 - len(longestName)
-
 // ErrInvalidOptions is returned, wrapped, by New for options that cannot be used.
 var ErrInvalidOptions = errors.New("invalid options")
 
@@ -165,17 +163,8 @@ func (o Options) prefix() (string, error) {
 	if p == "" {
 		return DefaultTablePrefix, nil
 	}
-	if len(p) > maxPrefixLen {
-		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: longer than %d bytes: %w", p, maxPrefixLen, ErrInvalidOptions)
-	}
-	for i := range len(p) {
-		c := p[i]
-		switch {
-		case c >= 'a' && c <= 'z', c == '_':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return "", fmt.Errorf("pgstore: Options.TablePrefix %q: only lower-case letters, digits and underscores, not starting with a digit: %w", p, ErrInvalidOptions)
-		}
+	if err := pgschema.CheckPrefix(p, longestName); err != nil {
+		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: %v: %w", p, err, ErrInvalidOptions)
 	}
 	return p, nil
 }
@@ -347,22 +336,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	return &Store{pool: pool, sql: q}, nil
 }
 
-// migrate runs the statements that create the tables in one transaction, under an
-// advisory lock on the prefix, so that processes starting together create them once and
-// neither fails.
+// migrate creates the tables of prefix once, however many processes start at once.
 func migrate(ctx context.Context, pool *pgxpool.Pool, prefix string, stmts ...string) error {
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "feedkit/workflow/pgstore: migrate "+prefix); err != nil {
-			return err
-		}
-		for _, s := range stmts {
-			if _, err := tx.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := pgschema.Migrate(ctx, pool, "feedkit/workflow/pgstore: migrate "+prefix, stmts...); err != nil {
 		return fmt.Errorf("pgstore: create tables %s*: %w", prefix, err)
 	}
 	return nil
