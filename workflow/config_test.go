@@ -1,0 +1,41 @@
+package workflow_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/workflow"
+)
+
+// A bad config is refused at construction, naming the field; a bad request names its
+// field too.
+func TestBadConfigAndRequestsNameTheField(t *testing.T) {
+	store := workflow.NewMemoryStore()
+	cases := []struct {
+		cfg  workflow.Config
+		want string
+	}{
+		{workflow.Config{}, "Config.Store is nil"},
+		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {WorkTimeout: -1}}}, `Config.Actors["pay"].WorkTimeout`},
+		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {TaskTimeout: -1}}}, `Config.Actors["pay"].TaskTimeout`},
+		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{MaxAttempts: -1}}}}, `Config.Actors["pay"].Retry.MaxAttempts`},
+		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{Initial: time.Minute, Max: time.Second}}}}, `Config.Actors["pay"].Retry`},
+		{workflow.Config{Store: store, Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: -1}}}, `Config.Processes["order"]`},
+		{workflow.Config{Store: store, ScanInterval: -1}, "Config.ScanInterval"},
+		{workflow.Config{Store: store, ScanBatch: -1}, "Config.ScanBatch"},
+	}
+	for _, c := range cases {
+		_, err := workflow.New(c.cfg)
+		assert.ErrorContains(t, err, c.want)
+	}
+	e, err := workflow.New(workflow.Config{Store: store})
+	require.NoError(t, err)
+	_, err = e.Start(t.Context(), workflow.StartRequest{Start: workflow.TaskSpec{ActorType: "x"}})
+	assert.ErrorContains(t, err, "StartRequest.Type is empty")
+	_, err = e.Start(t.Context(), workflow.StartRequest{Type: "order"})
+	assert.ErrorContains(t, err, "StartRequest.Start.ActorType is empty")
+	assert.ErrorIs(t, e.Release(t.Context(), workflow.Decision{TaskID: "none"}), workflow.ErrNotFound)
+}
