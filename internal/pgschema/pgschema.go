@@ -5,11 +5,29 @@ package pgschema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// ErrInvalidOptions is the error, wrapped, of options a backend cannot use; each pgstore
+// package exports it as its own ErrInvalidOptions.
+var ErrInvalidOptions = errors.New("invalid options")
+
+// Prefix returns the table-name prefix to use for a backend's Options.TablePrefix p:
+// def when p is empty, else p if CheckPrefix accepts it, else an error naming the field
+// and wrapping ErrInvalidOptions.
+func Prefix(p, def, longest string) (string, error) {
+	if p == "" {
+		return def, nil
+	}
+	if err := CheckPrefix(p, longest); err != nil {
+		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: %v: %w", p, err, ErrInvalidOptions)
+	}
+	return p, nil
+}
 
 // CheckPrefix reports why p cannot prefix table names whose longest is p+longest: it
 // must be lower-case letters, digits and underscores, not start with a digit, and keep

@@ -62,12 +62,7 @@
 // of an account should keep their clocks in sync.
 package pgstore
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/feedkit/feedkit/internal/pgschema"
-)
+import "github.com/feedkit/feedkit/internal/pgschema"
 
 // DefaultTablePrefix is the prefix of the table names when Options.TablePrefix is empty.
 const DefaultTablePrefix = "feedkit_recovery_"
@@ -86,16 +81,9 @@ const longestName = "requests_account_class_at"
 
 // ErrInvalidOptions is returned, wrapped, by NewLedger and NewStore for options that
 // cannot be used.
-var ErrInvalidOptions = errors.New("invalid options")
+var ErrInvalidOptions = pgschema.ErrInvalidOptions
 
 // prefix validates o and returns the table prefix to use.
 func (o Options) prefix() (string, error) {
-	p := o.TablePrefix
-	if p == "" {
-		return DefaultTablePrefix, nil
-	}
-	if err := pgschema.CheckPrefix(p, longestName); err != nil {
-		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: %v: %w", p, err, ErrInvalidOptions)
-	}
-	return p, nil
+	return pgschema.Prefix(o.TablePrefix, DefaultTablePrefix, longestName)
 }

@@ -155,18 +155,11 @@ type Options struct {
 const longestName = "processes_custom_id"
 
 // ErrInvalidOptions is returned, wrapped, by New for options that cannot be used.
-var ErrInvalidOptions = errors.New("invalid options")
+var ErrInvalidOptions = pgschema.ErrInvalidOptions
 
 // prefix validates o and returns the table prefix to use.
 func (o Options) prefix() (string, error) {
-	p := o.TablePrefix
-	if p == "" {
-		return DefaultTablePrefix, nil
-	}
-	if err := pgschema.CheckPrefix(p, longestName); err != nil {
-		return "", fmt.Errorf("pgstore: Options.TablePrefix %q: %v: %w", p, err, ErrInvalidOptions)
-	}
-	return p, nil
+	return pgschema.Prefix(o.TablePrefix, DefaultTablePrefix, longestName)
 }
 
 var _ workflow.Store = (*Store)(nil)
