@@ -123,7 +123,7 @@ func (e *Engine) resetGraph(ctx context.Context, p Process) error {
 	if err != nil {
 		return err
 	}
-	if _, err := e.updateGraph(ctx, p.ID, func(g *Graph) bool {
+	if _, err := e.updateGraph(ctx, p, func(g *Graph) bool {
 		if g.Run >= p.Run {
 			return false
 		}

@@ -105,7 +105,9 @@ func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, 
 			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
 			e.logger.LogAttrs(ctx, slog.LevelInfo, "workflow: work timeout, task queued again",
 				slog.String("task", t.ID), slog.String("actor", t.Spec.ActorType))
-			_, _ = e.updateGraph(ctx, t.ProcessID, func(*Graph) bool { return true }) // push its check
+			if p, err := e.store.Process(ctx, t.ProcessID); err == nil { // push its check
+				_, _ = e.updateGraph(ctx, p, func(*Graph) bool { return true })
+			}
 		}
 	default:
 		// Nothing is due for it (decided, or queued before its deadline): clear the mark.
@@ -201,11 +203,9 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 	if repaired {
 		e.count(func(c *Counters) { c.GraphsRepaired++ })
 	}
-	_, err = e.updateGraph(ctx, g.ProcessID, func(*Graph) bool { return true }) // plan the next check
-	if err == nil {
-		if g2, err2 := e.store.Graph(ctx, p.ID); err2 == nil && g2.Run == g.Run && len(g2.NotFinished) == 0 {
-			_, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
-		}
+	g2, err := e.updateGraph(ctx, p, func(*Graph) bool { return true }) // plan the next check
+	if err == nil && g2.Run == g.Run && len(g2.NotFinished) == 0 {
+		_, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
 	}
 	return repaired, err
 }

@@ -75,7 +75,16 @@ func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) 
 // tasks, then the process's end when nothing is left. Every step tolerates having been
 // done already, so the recovery service repeats apply to complete one that broke off.
 func (e *Engine) apply(ctx context.Context, t Task) error {
-	g, err := e.updateGraph(ctx, t.ProcessID, func(g *Graph) bool {
+	// A process ended (aborted, failed) or restarted meanwhile gets nothing more from a
+	// decision of its old run.
+	p, err := e.store.Process(ctx, t.ProcessID)
+	if err != nil {
+		return err
+	}
+	if p.State != ProcessRunning || p.Run != t.Run {
+		return nil
+	}
+	g, err := e.updateGraph(ctx, p, func(g *Graph) bool {
 		if g.Run != t.Run || slices.Contains(g.Finished, t.ID) {
 			return false // a task of an earlier run changes nothing now; or applied already
 		}
@@ -92,13 +101,6 @@ func (e *Engine) apply(ctx context.Context, t Task) error {
 		return err
 	}
 	if g.Run != t.Run {
-		return nil
-	}
-	// A process ended (aborted, failed) or restarted meanwhile gets no more work from a
-	// decision of its old run.
-	if p, err := e.store.Process(ctx, t.ProcessID); err != nil {
-		return err
-	} else if p.State != ProcessRunning || p.Run != t.Run {
 		return nil
 	}
 	if err := e.createNext(ctx, t); err != nil {
@@ -124,11 +126,13 @@ func (e *Engine) createNext(ctx context.Context, t Task) error {
 	return e.store.CreateTasks(ctx, next)
 }
 
-// updateGraph applies change to a process's graph and pushes its recovery time, retrying
-// on conflicts; change returns false when there is nothing to change.
-func (e *Engine) updateGraph(ctx context.Context, processID string, change func(g *Graph) bool) (Graph, error) {
+// updateGraph applies change to process p's graph and pushes its recovery time by p's
+// idle timeout, retrying on conflicts; change returns false when there is nothing to
+// change.
+func (e *Engine) updateGraph(ctx context.Context, p Process, change func(g *Graph) bool) (Graph, error) {
+	idle := e.cfg.process(p.Type).IdleTimeout
 	for range defaultConflictRetry {
-		g, err := e.store.Graph(ctx, processID)
+		g, err := e.store.Graph(ctx, p.ID)
 		if err != nil {
 			return g, err
 		}
@@ -136,18 +140,13 @@ func (e *Engine) updateGraph(ctx context.Context, processID string, change func(
 			return g, nil
 		}
 		now := e.clock.Now()
-		g.ChangedAt = now
-		p, err := e.store.Process(ctx, processID)
-		if err != nil {
-			return g, err
-		}
-		g.RecoveryTime = now.Add(e.cfg.process(p.Type).IdleTimeout)
+		g.ChangedAt, g.RecoveryTime = now, now.Add(idle)
 		g, err = e.store.UpdateGraph(ctx, g)
 		if !errors.Is(err, ErrConflict) {
 			return g, err
 		}
 	}
-	return Graph{}, fmt.Errorf("workflow: graph of %s: %w (too many concurrent changes)", processID, ErrConflict)
+	return Graph{}, fmt.Errorf("workflow: graph of %s: %w (too many concurrent changes)", p.ID, ErrConflict)
 }
 
 // fail records a failed decision: the task is queued again after its retry policy's
