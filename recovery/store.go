@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/feedkit/feedkit/internal/atomicfile"
 )
 
 // Store persists producer records, so that a restarted process recovers each producer
@@ -131,23 +132,8 @@ func (s *FileStore) writeLocked() error {
 	if err != nil {
 		return fmt.Errorf("recovery: file store: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), filepath.Base(s.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("recovery: file store: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("recovery: file store: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("recovery: file store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("recovery: file store: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
+	// 0600, as the file has always been created: the records concern this process only.
+	if err := atomicfile.WriteFile(s.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("recovery: file store: %w", err)
 	}
 	return nil

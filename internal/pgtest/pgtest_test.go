@@ -37,6 +37,7 @@ func schemaExists(t *testing.T, schema string) bool {
 }
 
 func TestPoolHasASchemaOfItsOwnDroppedAtTheEnd(t *testing.T) {
+	testenv.PGURL(t) // skip here, not only in the subtest, when there is no PostgreSQL
 	var first, second string
 	t.Run("inner", func(t *testing.T) {
 		p1, p2 := Pool(t), Pool(t)
@@ -79,6 +80,7 @@ func TestPoolHasASchemaOfItsOwnDroppedAtTheEnd(t *testing.T) {
 }
 
 func TestURLHasASchemaOfItsOwnDroppedAtTheEnd(t *testing.T) {
+	testenv.PGURL(t) // skip here, not only in the subtest, when there is no PostgreSQL
 	var schema string
 	t.Run("inner", func(t *testing.T) {
 		u := URL(t)
