@@ -1,0 +1,480 @@
+package carousel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/feedkit/feedkit/internal/backoff"
+)
+
+// cycle is one configured cycle and, while it runs, its goroutine. The goroutine is the
+// only writer of meta's progress; the scheduler and the operator API read snapshots
+// under mu.
+type cycle struct {
+	cfg     CycleConfig
+	sc      *Config // the scheduler's config, defaults filled in
+	log     *slog.Logger
+	retries backoff.Policy
+
+	mu       sync.Mutex
+	meta     CycleMetadata
+	loaded   bool          // meta was restored from the store (or found absent)
+	held     bool          // stopped by the operator: the scheduler's Start leaves it stopped
+	throttle time.Duration // the operator's throttle of a whole-collection cycle; 0 = config
+	lim      *rate.Limiter // paces the current iteration
+	lastPub  time.Time     // when the last publish began, to re-pace from after a throttle change
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the goroutine has exited; nil when never started
+	wake     chan struct{} // a throttle change for a goroutine waiting on the old one
+	lastSave time.Time
+
+	// waitHook, for tests, is told of every wait the goroutine begins, with its deadline.
+	waitHook func(id string, until time.Time)
+}
+
+func newCycle(cfg CycleConfig, sc *Config) *cycle {
+	return &cycle{
+		cfg: cfg, sc: sc,
+		log:     sc.Logger.With("cycle", cfg.Name),
+		retries: backoff.Policy{Initial: sc.RetryInitial, Max: sc.RetryMax, Jitter: 0.5},
+		meta:    CycleMetadata{CycleID: cfg.Name, Config: cfg, States: []State{Stopped}},
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// snapshot returns a copy of the cycle's metadata.
+func (c *cycle) snapshot() CycleMetadata {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta.clone()
+}
+
+// running reports whether the goroutine is running.
+func (c *cycle) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runningLocked()
+}
+
+func (c *cycle) runningLocked() bool {
+	if c.done == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// restore loads the cycle's saved metadata the first time it starts. Progress saved under
+// a config that selects other items is dropped, and the cycle starts from the beginning.
+func (c *cycle) restore(ctx context.Context) error {
+	c.mu.Lock()
+	loaded := c.loaded
+	c.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	m, ok, err := c.sc.Store.Load(ctx, c.cfg.Name)
+	if err != nil {
+		return fmt.Errorf("carousel: cycle %s: loading metadata: %w", c.cfg.Name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded = true
+	switch {
+	case !ok:
+	case !c.cfg.compatible(m.Config) || m.Completed < 0 || m.Iteration < 0:
+		c.log.Info("saved metadata does not fit the cycle's config; starting from the beginning",
+			"saved", m.Config, "config", c.cfg)
+	default:
+		m.CycleID, m.Config = c.cfg.Name, c.cfg
+		m.States = []State{Stopped}
+		m.CurrentItem = ""
+		c.meta = m
+		c.log.Info("metadata restored", "iteration", m.Iteration, "completed", m.Completed, "total", m.Total)
+	}
+	return nil
+}
+
+// start starts the goroutine unless it runs.
+func (c *cycle) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runningLocked() {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan struct{})
+	c.setStateLocked(Starting)
+	go c.run(ctx, c.done)
+}
+
+// stop stops the goroutine and saves the metadata. It returns when the goroutine is gone
+// or ctx ends, whichever is first.
+func (c *cycle) stop(ctx context.Context) error {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("carousel: cycle %s: stopping: %w", c.cfg.Name, ctx.Err())
+	}
+	return nil
+}
+
+// run is the cycle's goroutine: iterations one after the other until ctx ends, or the
+// source fails under StopWhenUnhealthy.
+func (c *cycle) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	defer func() {
+		c.mu.Lock()
+		c.setStateLocked(Stopped)
+		c.mu.Unlock()
+		// The run's ctx is over; the save still gets its time.
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
+		defer cancel()
+		c.save(saveCtx)
+	}()
+	for ctx.Err() == nil {
+		if err := c.iterate(ctx); err != nil {
+			if !errors.Is(err, context.Canceled) {
+				c.log.Error("cycle stopped", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// iterate runs one iteration, or the rest of one that was interrupted, and then waits
+// until the next may begin.
+func (c *cycle) iterate(ctx context.Context) error {
+	q, err := c.begin(ctx)
+	if err != nil {
+		return err
+	}
+	published := 0
+	c.mu.Lock()
+	after := c.meta.Last
+	pageSize := c.sc.PageSize
+	c.mu.Unlock()
+	for {
+		var page []Item
+		err := c.retry(ctx, "listing", func() (err error) {
+			page, err = c.sc.Source.List(ctx, q, after, pageSize)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, it := range page {
+			if err := c.pace(ctx); err != nil {
+				return err
+			}
+			if err := c.publish(ctx, it); err != nil {
+				return err
+			}
+			published++
+			after = it
+		}
+		if len(page) < pageSize {
+			break
+		}
+	}
+	c.end()
+	if published == 0 {
+		return c.coolDown(ctx)
+	}
+	// The last item gets its full throttle too: the next iteration's first publish, or a
+	// later item of a whole collection, keeps the interval.
+	return c.pace(ctx)
+}
+
+// begin starts the next iteration, counting its items and choosing its throttle, or picks
+// up the iteration a restart or a stop interrupted. It returns the iteration's query.
+func (c *cycle) begin(ctx context.Context) (Query, error) {
+	now := c.sc.Clock.Now()
+	c.mu.Lock()
+	m := c.meta
+	resume := m.Iteration > 0 && m.IterationEnd.Before(m.IterationStart)
+	q := Query{Collection: c.cfg.Collection}
+	if resume {
+		q.Start, q.End = m.WindowStart, m.WindowEnd
+	} else if c.cfg.Type.Windowed() {
+		q.Start, q.End = nextWindow(c.cfg, now, m.WindowEnd)
+	}
+	c.mu.Unlock()
+
+	var total int
+	if err := c.retry(ctx, "counting", func() (err error) {
+		total, err = c.sc.Source.Count(ctx, q)
+		return err
+	}); err != nil {
+		return Query{}, err
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !resume {
+		c.meta.Iteration++
+		c.meta.Completed, c.meta.Errors, c.meta.Last, c.meta.CurrentItem = 0, 0, Item{}, ""
+		c.meta.IterationStart = c.sc.Clock.Now()
+		c.meta.WindowStart, c.meta.WindowEnd = q.Start, q.End
+	}
+	c.meta.Total = total
+	if resume {
+		// Items of the interrupted iteration still to come, spread as if it were new.
+		total = max(total-c.meta.Completed, 0)
+	}
+	c.meta.Throttle = c.throttleLocked(total)
+	c.lim = rate.NewLimiter(rate.Every(c.meta.Throttle), 1)
+	c.setStateLocked(Running)
+	c.touchLocked()
+	return q, nil
+}
+
+// throttleLocked returns the interval for an iteration of n items.
+func (c *cycle) throttleLocked(n int) time.Duration {
+	if c.cfg.Type == ThrottledWholeCollection && c.throttle > 0 {
+		return c.throttle
+	}
+	return throttleFor(c.cfg, n)
+}
+
+// end records the end of the iteration and saves it.
+func (c *cycle) end() {
+	c.mu.Lock()
+	c.meta.IterationEnd = c.sc.Clock.Now()
+	c.touchLocked()
+	c.mu.Unlock()
+	c.save(context.Background())
+}
+
+// pace waits for the limiter to allow one more publish. A throttle changed meanwhile
+// takes effect at once. The limiter is a token bucket of one: publishes keep to their
+// schedule, and after one that came late (a slow publish, a busy machine) the next may
+// follow at once, but never two.
+func (c *cycle) pace(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		lim := c.lim
+		c.mu.Unlock()
+		now := c.sc.Clock.Now()
+		r := lim.ReserveN(now, 1)
+		d := r.DelayFrom(now)
+		if d <= 0 {
+			return nil
+		}
+		// rate.Limiter computes in float seconds: 5m can come out 1ns short. Rounding up
+		// to the microsecond never publishes early and keeps whole-second schedules
+		// whole.
+		d = (d + time.Microsecond - 1).Truncate(time.Microsecond)
+		switch err := c.sleep(ctx, d); {
+		case err == nil:
+			return nil
+		case errors.Is(err, errWoken):
+			r.CancelAt(c.sc.Clock.Now())
+		default:
+			return err
+		}
+	}
+}
+
+var errWoken = errors.New("woken")
+
+// sleep waits d on the clock; it ends early with errWoken on a throttle change, or with
+// ctx's error.
+func (c *cycle) sleep(ctx context.Context, d time.Duration) error {
+	t := c.sc.Clock.NewTimer(d)
+	defer t.Stop()
+	if c.waitHook != nil {
+		c.waitHook(c.cfg.Name, c.sc.Clock.Now().Add(d))
+	}
+	select {
+	case <-t.C():
+		return nil
+	case <-c.wake:
+		return errWoken
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// coolDown waits CoolDown, in the CoolDown state.
+func (c *cycle) coolDown(ctx context.Context) error {
+	c.mu.Lock()
+	c.setStateLocked(CoolDown)
+	c.mu.Unlock()
+	for {
+		switch err := c.sleep(ctx, c.cfg.CoolDown); {
+		case errors.Is(err, errWoken):
+			continue // a throttle change does not shorten a cool-down
+		default:
+			return err
+		}
+	}
+}
+
+// publish republishes one item and records it as completed, failed or not.
+func (c *cycle) publish(ctx context.Context, it Item) error {
+	c.mu.Lock()
+	c.meta.CurrentItem = it.ID
+	c.lastPub = c.sc.Clock.Now()
+	c.mu.Unlock()
+
+	pctx, cancel := context.WithTimeout(ctx, c.sc.PublishTimeout)
+	err := c.sc.Publisher.Publish(pctx, Publication{Cycle: c.cfg.Name, Origin: c.cfg.Origin, Collection: c.cfg.Collection, Item: it})
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // stopped mid-publish: the item is not done, a resume publishes it again
+	}
+
+	c.mu.Lock()
+	c.meta.Completed++
+	c.meta.Last = it
+	if err != nil {
+		c.meta.Errors++
+		c.meta.LastError = err.Error()
+	}
+	c.touchLocked()
+	due := c.sc.Clock.Since(c.lastSave) >= c.sc.CheckpointInterval
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Warn("publish failed", "item", it.ID, "err", err)
+	}
+	if due {
+		c.save(ctx)
+	}
+	return nil
+}
+
+// retry calls f until it succeeds, marking the cycle unhealthy while it fails and waiting
+// a capped exponential backoff between calls; under StopWhenUnhealthy the first failure
+// stops the cycle instead. It returns ctx's error, or the failure that stopped the cycle.
+func (c *cycle) retry(ctx context.Context, what string, f func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := f()
+		if err == nil {
+			c.mu.Lock()
+			if c.meta.Has(Unhealthy) {
+				c.setUnhealthyLocked(false)
+				c.log.Info("source reachable again", "after", attempt)
+			}
+			c.mu.Unlock()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.mu.Lock()
+		c.setUnhealthyLocked(true)
+		c.meta.LastError = fmt.Sprintf("%s: %v", what, err)
+		c.touchLocked()
+		c.mu.Unlock()
+		if c.sc.StopWhenUnhealthy {
+			return fmt.Errorf("carousel: cycle %s: %s: %w", c.cfg.Name, what, err)
+		}
+		d := c.retries.Delay(attempt)
+		c.log.Warn("source failed; retrying", "op", what, "attempt", attempt+1, "in", d, "err", err)
+		for {
+			err := c.sleep(ctx, d)
+			if errors.Is(err, errWoken) {
+				continue // not a reason to retry sooner
+			}
+			if err != nil {
+				return err
+			}
+			break
+		}
+	}
+}
+
+// setThrottle changes the throttle of a whole-collection cycle. The next publish comes
+// one new throttle after the last one began (at once, if that is past).
+func (c *cycle) setThrottle(d time.Duration) error {
+	if c.cfg.Type != ThrottledWholeCollection {
+		return ErrNotAdjustable
+	}
+	c.mu.Lock()
+	c.throttle = d
+	c.meta.Throttle = d
+	lim := rate.NewLimiter(rate.Every(d), 1)
+	if !c.lastPub.IsZero() {
+		lim.ReserveN(c.lastPub, 1) // the token the last publish took
+	}
+	c.lim = lim
+	c.touchLocked()
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// currentThrottle returns the interval the cycle publishes at now.
+func (c *cycle) currentThrottle() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.meta.Throttle > 0 {
+		return c.meta.Throttle
+	}
+	return c.throttleLocked(c.meta.Total)
+}
+
+// reset forgets the cycle's progress: its next iteration is a first one.
+func (c *cycle) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	states := c.meta.States
+	c.meta = CycleMetadata{CycleID: c.cfg.Name, Config: c.cfg, States: states}
+	c.touchLocked()
+}
+
+// save writes the metadata to the store; a failure is logged, and retried at the next
+// checkpoint.
+func (c *cycle) save(ctx context.Context) {
+	c.mu.Lock()
+	m := c.meta.clone()
+	c.lastSave = c.sc.Clock.Now()
+	c.mu.Unlock()
+	if err := c.sc.Store.Save(ctx, m); err != nil {
+		c.log.Error("saving metadata failed", "err", err)
+		c.mu.Lock()
+		c.lastSave = time.Time{}
+		c.mu.Unlock()
+	}
+}
+
+// setStateLocked sets the main state, keeping Unhealthy.
+func (c *cycle) setStateLocked(s State) {
+	states := []State{s}
+	if c.meta.Has(Unhealthy) {
+		states = append(states, Unhealthy)
+	}
+	c.meta.States = states
+	c.touchLocked()
+}
+
+func (c *cycle) setUnhealthyLocked(on bool) {
+	main := c.meta.States[0]
+	c.meta.States = []State{main}
+	if on {
+		c.meta.States = append(c.meta.States, Unhealthy)
+	}
+}
+
+func (c *cycle) touchLocked() { c.meta.UpdatedAt = c.sc.Clock.Now() }

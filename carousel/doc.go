@@ -1,0 +1,60 @@
+// Package carousel republishes collections continuously, in cycles, at a throttle: so
+// that every item of a store reaches downstream systems again, even those that missed
+// it, without flooding them.
+//
+// It follows the Financial Times' publish-carousel, generic over what is republished and
+// where to: a Source lists item ids (a whole collection, or the items modified in a time
+// window, in a stable order), a Publisher republishes one item. A Scheduler runs the
+// cycles, each on its own goroutine, so one failing never stops another.
+//
+// # Cycle types
+//
+//   - ThrottledWholeCollection republishes a whole collection, one item per Throttle,
+//     over and over.
+//   - FixedWindow republishes the items modified in the last TimeWindow, spreading them
+//     over TimeWindow (two items in an hour: one every 30 minutes), never faster than
+//     MinimumThrottle. When the minimum makes an iteration overrun (65 items at one a
+//     minute take 65 minutes), the next window reaches back by the overrun, so no item
+//     is missed.
+//   - ScalingWindow spreads likewise within [MinimumThrottle, MaximumThrottle] (5 items
+//     with a one-minute maximum take 5 minutes), and each window starts where the
+//     previous one ended.
+//
+// Each iteration publishes its n items at its start, then one every throttle, and the
+// next iteration begins one throttle after the last item: the interval holds across
+// iterations. A window with nothing to publish waits CoolDown. Throttling is a
+// golang.org/x/time/rate limiter of burst one per cycle, on the scheduler's clock.
+//
+// # Progress, restarts and health
+//
+// A cycle's CycleMetadata (iteration, total, completed, errors, current item, window,
+// states) is saved through a MetadataStore at every CheckpointInterval, at the end of
+// each iteration, when the cycle stops and when the scheduler shuts down. At start it is
+// restored: the cycle resumes its interrupted iteration after the last item it completed
+// (a keyset position, so items added or removed meanwhile shift nothing), in the same
+// window. Metadata saved under a config that selects other items (another type,
+// collection or window) is ignored and the cycle starts from the beginning. FileStore
+// (the default) keeps it in a JSON file, carousel/pgstore in PostgreSQL.
+//
+// A Source that fails makes its cycle Unhealthy; the cycle retries with capped
+// exponential backoff and becomes healthy at the first success, or stops if
+// Config.StopWhenUnhealthy is set, as the seed did. A failed publish is counted in
+// Errors and the cycle goes on.
+//
+// # Active and passive
+//
+// Of an active/passive pair only the active instance republishes. Scheduler.Run watches
+// a Toggle: when it turns active the cycles start, when it turns passive (or fails) they
+// shut down, saving their metadata. FileToggle reads a file an operator edits;
+// carousel/pgstore's Lease makes exactly one of several instances active with a
+// PostgreSQL advisory lock, and by default does not take over after a failover by
+// itself: an operator starts the passive instance (POST /scheduler/start, which promotes
+// the lease).
+//
+// # Operating it
+//
+// ParseConfig reads cycles from YAML in the seed's field names, refusing every missing or
+// bad field by name before anything starts. NewHandler serves the operator API (cycles,
+// throttles, stop/resume/reset, scheduler start/shutdown, health) and an HTML status
+// page with a progress bar per cycle. examples/carousel puts it together.
+package carousel

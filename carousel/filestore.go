@@ -1,0 +1,149 @@
+package carousel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/feedkit/feedkit/internal/atomicfile"
+)
+
+// FileStore is a MetadataStore in one JSON file holding every cycle's metadata. The file
+// is read once, at the first call, and rewritten whole on every Save and Delete through a
+// temporary file and a rename, so that a crash leaves either the old file or the new one.
+// It is safe for concurrent use by one process; two processes must not share a file.
+type FileStore struct {
+	path   string
+	mu     sync.Mutex
+	cycles map[string]CycleMetadata // nil until loaded
+}
+
+// NewFileStore returns a store in the file at path. The file need not exist yet (a missing
+// file is an empty store); its directory must, by the first Save.
+func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+
+// metadataFileVersion is the version of the file's format, checked at load so that a file
+// written in a later, different format is refused rather than misread.
+const metadataFileVersion = 1
+
+// fileFormat is the file's content: the format's version, and the cycles sorted by id so
+// that the file diffs well and reads the same on every write. CycleMetadata reads its
+// saved config without validating it, so one cycle saved under rules that have changed
+// does not make the file unreadable.
+type fileFormat struct {
+	Version int               `json:"version"`
+	Cycles  []json.RawMessage `json:"cycles"`
+}
+
+// Load implements MetadataStore.
+func (s *FileStore) Load(_ context.Context, id string) (CycleMetadata, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.loadLocked(); err != nil {
+		return CycleMetadata{}, false, err
+	}
+	m, ok := s.cycles[id]
+	return m.clone(), ok, nil
+}
+
+// Save implements MetadataStore. When the file cannot be written, the store is left as it
+// was, so that what Load returns is what the file holds.
+func (s *FileStore) Save(_ context.Context, m CycleMetadata) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.loadLocked(); err != nil {
+		return err
+	}
+	old, had := s.cycles[m.CycleID]
+	s.cycles[m.CycleID] = m.clone()
+	if err := s.writeLocked(); err != nil {
+		if had {
+			s.cycles[m.CycleID] = old
+		} else {
+			delete(s.cycles, m.CycleID)
+		}
+		return err
+	}
+	return nil
+}
+
+// Delete implements MetadataStore. Deleting a cycle the file does not hold does not write.
+func (s *FileStore) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.loadLocked(); err != nil {
+		return err
+	}
+	old, had := s.cycles[id]
+	if !had {
+		return nil
+	}
+	delete(s.cycles, id)
+	if err := s.writeLocked(); err != nil {
+		s.cycles[id] = old
+		return err
+	}
+	return nil
+}
+
+// loadLocked reads the file unless it was read already. A failed read is not remembered:
+// the next call tries again, so that an operator can repair the file without a restart,
+// and no Save overwrites a file that could not be read.
+func (s *FileStore) loadLocked() error {
+	if s.cycles != nil {
+		return nil
+	}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.cycles = make(map[string]CycleMetadata)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("carousel: file store: %w", err)
+	}
+	var f fileFormat
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
+	}
+	if f.Version != metadataFileVersion {
+		return fmt.Errorf("carousel: file store %s: version %d, want %d", s.path, f.Version, metadataFileVersion)
+	}
+	cycles := make(map[string]CycleMetadata, len(f.Cycles))
+	for i, raw := range f.Cycles {
+		var m CycleMetadata
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("carousel: file store %s: cycles[%d]: %w", s.path, i, err)
+		}
+		if _, dup := cycles[m.CycleID]; dup {
+			return fmt.Errorf("carousel: file store %s: cycles[%d].cycleId %q appears twice", s.path, i, m.CycleID)
+		}
+		cycles[m.CycleID] = m
+	}
+	s.cycles = cycles
+	return nil
+}
+
+func (s *FileStore) writeLocked() error {
+	sorted := slices.SortedFunc(maps.Values(s.cycles), func(a, b CycleMetadata) int {
+		return strings.Compare(a.CycleID, b.CycleID)
+	})
+	f := struct {
+		Version int             `json:"version"`
+		Cycles  []CycleMetadata `json:"cycles"`
+	}{metadataFileVersion, sorted}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
+	}
+	if err := atomicfile.WriteFile(s.path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package carousel_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/carousel"
+)
+
+// reopening is a MetadataStore that opens its file afresh for every call, as a process
+// restarted between any two calls would. The lock stands for the one process at a time
+// that may use the file.
+type reopening struct {
+	path string
+	mu   *sync.Mutex
+}
+
+func newReopening(path string) reopening { return reopening{path: path, mu: new(sync.Mutex)} }
+
+func (r reopening) Load(ctx context.Context, id string) (carousel.CycleMetadata, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return carousel.NewFileStore(r.path).Load(ctx, id)
+}
+
+func (r reopening) Save(ctx context.Context, m carousel.CycleMetadata) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return carousel.NewFileStore(r.path).Save(ctx, m)
+}
+
+func (r reopening) Delete(ctx context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return carousel.NewFileStore(r.path).Delete(ctx, id)
+}
+
+func metadata(id string) carousel.CycleMetadata {
+	return carousel.CycleMetadata{
+		CycleID: id,
+		Config: carousel.CycleConfig{Name: id, Type: carousel.ThrottledWholeCollection, Origin: "o", Collection: "c",
+			CoolDown: time.Minute, Throttle: time.Second},
+		Iteration: 2,
+		Completed: 5,
+		Last:      carousel.Item{ID: "x5", Modified: time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC)},
+		Throttle:  time.Second,
+		States:    []carousel.State{carousel.Running},
+	}
+}
+
+func TestFileStoreSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "metadata.json")
+	first := carousel.NewFileStore(path)
+	require.NoError(t, first.Save(ctx, metadata("b")))
+	require.NoError(t, first.Save(ctx, metadata("a")))
+	require.NoError(t, first.Save(ctx, metadata("c")))
+	require.NoError(t, first.Delete(ctx, "c"))
+
+	second := carousel.NewFileStore(path)
+	got, ok, err := second.Load(ctx, "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, metadata("a"), got)
+	_, ok, err = second.Load(ctx, "c")
+	require.NoError(t, err)
+	assert.False(t, ok, "a delete survives too")
+
+	var file struct {
+		Version int `json:"version"`
+		Cycles  []struct {
+			CycleID  string `json:"cycleId"`
+			Throttle string `json:"throttle"`
+		} `json:"cycles"`
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &file))
+	assert.Equal(t, 1, file.Version)
+	require.Len(t, file.Cycles, 2)
+	assert.Equal(t, "a", file.Cycles[0].CycleID, "cycles are sorted by id")
+	assert.Equal(t, "b", file.Cycles[1].CycleID)
+	assert.Equal(t, "1s", file.Cycles[0].Throttle, "durations are readable")
+}
+
+func TestFileStoreMissingFileIsEmpty(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metadata.json")
+	s := carousel.NewFileStore(path)
+	_, ok, err := s.Load(ctx, "a")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	require.NoError(t, s.Delete(ctx, "a"))
+	_, err = os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "neither Load nor a Delete of nothing writes")
+}
+
+func TestFileStoreRefusesBadFiles(t *testing.T) {
+	cases := map[string]struct{ content, want string }{
+		"not JSON":      {`{"version":1,"cycles":[`, "unexpected end of JSON input"},
+		"empty":         {``, "unexpected end of JSON input"},
+		"no version":    {`{"cycles":[]}`, "version 0, want 1"},
+		"later version": {`{"version":2,"cycles":[]}`, "version 2, want 1"},
+		"duplicate id":  {`{"version":1,"cycles":[{"cycleId":"a"},{"cycleId":"a"}]}`, `cycles[1].cycleId "a" appears twice`},
+		"bad throttle":  {`{"version":1,"cycles":[{"cycleId":"a","throttle":"fast"}]}`, `cycles[0]: throttle "fast" is not a duration`},
+		"bad config duration": {`{"version":1,"cycles":[{"cycleId":"a","config":{"coolDown":"1 hour"}}]}`,
+			`cycles[0]: config.coolDown "1 hour" is not a duration`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "metadata.json")
+			require.NoError(t, os.WriteFile(path, []byte(c.content), 0o644))
+			s := carousel.NewFileStore(path)
+
+			_, _, err := s.Load(ctx, "a")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), c.want)
+
+			require.Error(t, s.Save(ctx, metadata("a")), "Save must not overwrite a file it could not read")
+			require.Error(t, s.Delete(ctx, "a"))
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.content, string(b))
+
+			// Once repaired, the same store reads it: a failed load is not remembered.
+			require.NoError(t, os.WriteFile(path, []byte(`{"version":1,"cycles":[]}`), 0o644))
+			_, ok, err := s.Load(ctx, "a")
+			require.NoError(t, err)
+			assert.False(t, ok)
+		})
+	}
+}
+
+// Metadata is progress: a saved config that validation refuses (here, incomplete) must not
+// make the file unreadable at the next start.
+func TestFileStoreKeepsConfigsValidationRefuses(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "metadata.json")
+	m := carousel.CycleMetadata{CycleID: "odd", Config: carousel.CycleConfig{Name: "odd", Type: "Retired", Throttle: -time.Second}}
+	require.Error(t, m.Config.Validate(), "the test's own premise")
+	require.NoError(t, carousel.NewFileStore(path).Save(ctx, m))
+
+	got, ok, err := carousel.NewFileStore(path).Load(ctx, "odd")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, m, got)
+}
+
+func TestFileStoreRollsBackWhenTheWriteFails(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	path := filepath.Join(dir, "metadata.json")
+	s := carousel.NewFileStore(path)
+	require.NoError(t, s.Save(ctx, metadata("a")))
+	require.NoError(t, s.Save(ctx, metadata("b")))
+
+	require.NoError(t, os.RemoveAll(dir)) // every write fails now
+	changed := metadata("a")
+	changed.Iteration = 99
+	err := s.Save(ctx, changed)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path)
+	require.Error(t, s.Save(ctx, metadata("new")))
+	require.Error(t, s.Delete(ctx, "b"))
+
+	got, _, err := s.Load(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Iteration, "a failed save changes nothing")
+	_, ok, err := s.Load(ctx, "new")
+	require.NoError(t, err)
+	assert.False(t, ok, "a failed save of a new cycle leaves none")
+	_, ok, err = s.Load(ctx, "b")
+	require.NoError(t, err)
+	assert.True(t, ok, "a failed delete keeps the cycle")
+
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, s.Save(ctx, metadata("c")))
+	restarted := carousel.NewFileStore(path)
+	for id, want := range map[string]bool{"a": true, "b": true, "c": true, "new": false} {
+		_, ok, err := restarted.Load(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, id)
+	}
+}

@@ -1,0 +1,377 @@
+package carousel
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Scheduler runs cycles, each on its own goroutine: a cycle's failure never stops
+// another. It adds, deletes, stops, resumes and resets them, and starts and shuts them
+// all down, by hand or as its Toggle says. All its methods are safe for concurrent use.
+type Scheduler struct {
+	cfg Config
+
+	// life serializes what starts and stops cycles, so that a Shutdown never races a
+	// Start or a resume into leaving a cycle running. It is taken before mu.
+	life sync.Mutex
+
+	mu      sync.Mutex
+	cycles  map[string]*cycle
+	started bool // the cycles are meant to run: Start was called, and no Shutdown since
+	active  bool // the toggle's last answer, as Run saw it
+
+	waitHook func(id string, until time.Time) // for tests: see cycle.waitHook
+}
+
+// CycleStatus is a cycle as the operator sees it.
+type CycleStatus struct {
+	// ID is the cycle's id, its name.
+	ID string `json:"id"`
+	// Config is the cycle's configuration.
+	Config CycleConfig `json:"config"`
+	// Metadata is the cycle's progress and states.
+	Metadata CycleMetadata `json:"metadata"`
+}
+
+// Status is the scheduler as the operator sees it.
+type Status struct {
+	// Started reports whether the cycles are meant to run (Start was called, and no
+	// Shutdown since); a cycle stopped by hand stays stopped.
+	Started bool `json:"started"`
+	// Active is the toggle's last answer, as Run saw it.
+	Active bool `json:"active"`
+	// Cycles are the cycles, by id.
+	Cycles []CycleStatus `json:"cycles"`
+}
+
+// NewScheduler returns a scheduler with no cycles, refusing a Config it cannot use with
+// the field named. Nothing runs until Start or Run.
+func NewScheduler(cfg Config) (*Scheduler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{cfg: cfg, cycles: make(map[string]*cycle)}, nil
+}
+
+// Add adds a cycle, refusing an invalid config (ErrInvalidConfig, every bad field named)
+// or a taken name (ErrExists). When the scheduler is started, the cycle's saved metadata
+// is restored and it starts at once.
+func (s *Scheduler) Add(ctx context.Context, cfg CycleConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	if _, ok := s.cycles[cfg.Name]; ok {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrExists, cfg.Name)
+	}
+	c := newCycle(cfg, &s.cfg)
+	c.waitHook = s.waitHook
+	s.cycles[cfg.Name] = c
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	if err := c.restore(ctx); err != nil {
+		s.mu.Lock()
+		delete(s.cycles, cfg.Name) // not half added: a retry must not find the name taken
+		s.mu.Unlock()
+		return err
+	}
+	c.start()
+	return nil
+}
+
+// Delete stops the cycle id, forgets it, and deletes its saved metadata.
+func (s *Scheduler) Delete(ctx context.Context, id string) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.cycles[id] == c {
+		delete(s.cycles, id)
+	}
+	s.mu.Unlock()
+	// The goroutine saved on its way out; the delete comes after.
+	if err := s.cfg.Store.Delete(ctx, id); err != nil {
+		return fmt.Errorf("carousel: deleting metadata of cycle %s: %w", id, err)
+	}
+	return nil
+}
+
+// Cycles returns every cycle's status, by id.
+func (s *Scheduler) Cycles() []CycleStatus {
+	s.mu.Lock()
+	cs := slices.SortedFunc(maps.Values(s.cycles), func(a, b *cycle) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	s.mu.Unlock()
+	out := make([]CycleStatus, len(cs))
+	for i, c := range cs {
+		out[i] = c.status()
+	}
+	return out
+}
+
+// Cycle returns the status of the cycle id, or ErrNotFound.
+func (s *Scheduler) Cycle(id string) (CycleStatus, error) {
+	c, err := s.cycle(id)
+	if err != nil {
+		return CycleStatus{}, err
+	}
+	return c.status(), nil
+}
+
+// Status returns the scheduler's state and every cycle's.
+func (s *Scheduler) Status() Status {
+	s.mu.Lock()
+	st := Status{Started: s.started, Active: s.active}
+	s.mu.Unlock()
+	st.Cycles = s.Cycles()
+	return st
+}
+
+// StopCycle stops the cycle id and saves its metadata; it stays stopped, through the
+// scheduler's Start too, until ResumeCycle.
+func (s *Scheduler) StopCycle(ctx context.Context, id string) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.held = true
+	c.mu.Unlock()
+	return c.stop(ctx)
+}
+
+// ResumeCycle starts the cycle id again where it stopped. It returns ErrPassive when the
+// scheduler is not started (its cycles are not meant to run here).
+func (s *Scheduler) ResumeCycle(ctx context.Context, id string) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	if !s.isStarted() {
+		return fmt.Errorf("%w: start the scheduler first", ErrPassive)
+	}
+	if err := c.restore(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.held = false
+	c.mu.Unlock()
+	c.start()
+	return nil
+}
+
+// ResetCycle forgets the progress of the cycle id: its next iteration is a first one,
+// from the beginning of its collection or a fresh window. A running cycle restarts.
+func (s *Scheduler) ResetCycle(ctx context.Context, id string) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	wasRunning := c.running()
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.loaded = true // the saved progress is what is being reset
+	c.mu.Unlock()
+	c.reset()
+	c.save(ctx)
+	if wasRunning && s.isStarted() {
+		c.start()
+	}
+	return nil
+}
+
+// Throttle returns the interval at which the cycle id publishes now.
+func (s *Scheduler) Throttle(id string) (time.Duration, error) {
+	c, err := s.cycle(id)
+	if err != nil {
+		return 0, err
+	}
+	return c.currentThrottle(), nil
+}
+
+// SetThrottle changes the throttle of the ThrottledWholeCollection cycle id, at once: its
+// next publish comes d after the last one began. Windowed cycles compute their throttle
+// (ErrNotAdjustable). The change lasts until the process restarts; the config file's
+// throttle applies again then.
+func (s *Scheduler) SetThrottle(id string, d time.Duration) error {
+	if d <= 0 {
+		return &FieldError{Field: "throttle", Value: d.String(), Problem: "must be positive"}
+	}
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	return c.setThrottle(d)
+}
+
+// Start starts every cycle that was not stopped by hand, each from its saved progress.
+// When the toggle says passive, Start promotes it if it is a Promoter, or returns
+// ErrPassive.
+func (s *Scheduler) Start(ctx context.Context) error {
+	active, err := s.cfg.Toggle.Active(ctx)
+	if err != nil {
+		return fmt.Errorf("carousel: asking the toggle: %w", err)
+	}
+	if !active {
+		p, ok := s.cfg.Toggle.(Promoter)
+		if !ok {
+			return ErrPassive
+		}
+		if err := p.Promote(ctx); err != nil {
+			return fmt.Errorf("carousel: promoting: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.active = true
+	s.mu.Unlock()
+	return s.startAll(ctx)
+}
+
+func (s *Scheduler) startAll(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	s.started = true
+	cs := slices.Collect(maps.Values(s.cycles))
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range cs {
+		if err := c.restore(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.mu.Lock()
+		held := c.held
+		c.mu.Unlock()
+		if !held {
+			c.start()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Shutdown stops every cycle and saves its metadata. It returns when they have stopped,
+// or with ctx's error when ctx ends first (they stop all the same).
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	s.started = false
+	cs := slices.Collect(maps.Values(s.cycles))
+	s.mu.Unlock()
+	for _, c := range cs {
+		c.mu.Lock()
+		if c.cancel != nil {
+			c.cancel()
+		}
+		c.mu.Unlock()
+	}
+	var errs []error
+	for _, c := range cs {
+		if err := c.stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run watches the toggle until ctx ends: when it turns active the cycles start, when it
+// turns passive or fails they shut down, saving their metadata. An operator's Start or
+// Shutdown stands until the toggle next changes. When ctx ends, Run shuts the cycles down
+// and returns what Shutdown returned.
+func (s *Scheduler) Run(ctx context.Context) error {
+	t := s.cfg.Clock.NewTicker(s.cfg.ToggleInterval)
+	defer t.Stop()
+	for {
+		s.watch(ctx)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			return s.Shutdown(shutdownCtx)
+		}
+	}
+}
+
+// watch asks the toggle once and acts on a change of its answer.
+func (s *Scheduler) watch(ctx context.Context) {
+	active, err := s.cfg.Toggle.Active(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		s.cfg.Logger.Error("toggle failed; shutting the cycles down", "err", err)
+		active = false
+	}
+	s.mu.Lock()
+	changed := active != s.active
+	s.active = active
+	s.mu.Unlock()
+	if !changed {
+		return
+	}
+	if active {
+		s.cfg.Logger.Info("active: starting the cycles")
+		if err := s.startAll(ctx); err != nil {
+			s.cfg.Logger.Error("starting the cycles", "err", err)
+		}
+		return
+	}
+	s.cfg.Logger.Info("passive: shutting the cycles down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(shutdownCtx); err != nil {
+		s.cfg.Logger.Error("shutting the cycles down", "err", err)
+	}
+}
+
+func (s *Scheduler) cycle(id string) (*cycle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.cycles[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return c, nil
+}
+
+func (s *Scheduler) isStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+func (c *cycle) status() CycleStatus {
+	m := c.snapshot()
+	if m.Throttle == 0 {
+		m.Throttle = c.currentThrottle()
+	}
+	return CycleStatus{ID: c.cfg.Name, Config: c.cfg, Metadata: m}
+}
