@@ -8,7 +8,9 @@
 # the result of the checks.
 #
 # On a fresh Debian 12 machine, as root, it installs what is missing
-# (rabbitmq-server, postgresql) with apt-get first.
+# (rabbitmq-server, postgresql, chromium) with apt-get first. Not as root, a
+# missing chromium is only reported: the browser test skips then (fails under
+# CI=true).
 #
 # Exported to the tests (internal/testenv reads them):
 #   FEEDKIT_AMQP_URL     amqp://guest:guest@127.0.0.1:<port>/ (guest only
@@ -22,10 +24,14 @@
 #                          $FEEDKIT_RABBITMQCTL close_all_connections test
 #                          $FEEDKIT_RABBITMQCTL stop_app
 #                          $FEEDKIT_RABBITMQCTL start_app
+#   FEEDKIT_CHROMIUM     the chromium binary that the status page test of
+#                        carousel runs headless (unset when there is none)
 #
 # Bring your own services: when FEEDKIT_AMQP_URL (or FEEDKIT_PG_URL) is
 # already set, that service is not started and the given URL is used. With
 # your own broker, export FEEDKIT_RABBITMQCTL too if tests need to control it.
+# Likewise a FEEDKIT_CHROMIUM already set (e.g. google-chrome) is kept, and
+# chromium is then not installed.
 #
 # Arguments: ./scripts/test.sh CMD ARGS... starts the services and runs CMD
 # with the variables above instead of the checks (a benchmark, one test).
@@ -206,8 +212,10 @@ as_pg() {
 
 need_rabbitmq=false
 need_pg=false
+need_chromium=false
 [[ -z ${FEEDKIT_AMQP_URL:-} ]] && need_rabbitmq=true
 [[ -z ${FEEDKIT_PG_URL:-} ]] && need_pg=true
+[[ -z ${FEEDKIT_CHROMIUM:-} ]] && need_chromium=true
 
 packages=()
 if $need_rabbitmq && ! find_rabbitmq_bin >/dev/null; then
@@ -215,6 +223,15 @@ if $need_rabbitmq && ! find_rabbitmq_bin >/dev/null; then
 fi
 if $need_pg && ! find_pg_bin >/dev/null; then
 	packages+=(postgresql)
+fi
+# Only the browser test needs chromium, and it can skip: a developer who is not
+# root gets a note, not a failure.
+if $need_chromium && ! command -v chromium >/dev/null; then
+	if ((EUID == 0)); then
+		packages+=(chromium)
+	else
+		echo "test.sh: no chromium and not root: the browser test will skip (fail under CI=true); apt-get install chromium" >&2
+	fi
 fi
 if ((${#packages[@]} > 0)); then
 	section "installing ${packages[*]}"
@@ -235,6 +252,10 @@ if ((${#packages[@]} > 0)); then
 		rm -f "$POLICY_RC_D"
 		POLICY_RC_D=""
 	fi
+fi
+
+if $need_chromium && chromium=$(command -v chromium); then
+	export FEEDKIT_CHROMIUM=$chromium
 fi
 
 if $need_rabbitmq || $need_pg; then
@@ -404,6 +425,7 @@ echo "services ready in $((SECONDS - services_started))s"
 echo "FEEDKIT_AMQP_URL=$FEEDKIT_AMQP_URL"
 echo "FEEDKIT_PG_URL=$FEEDKIT_PG_URL"
 echo "FEEDKIT_RABBITMQCTL=${FEEDKIT_RABBITMQCTL:-(unset)}"
+echo "FEEDKIT_CHROMIUM=${FEEDKIT_CHROMIUM:-(unset)}"
 
 # With arguments, run them with the services up instead of the checks, e.g.
 #   ./scripts/test.sh go test -run Reconnect -v ./feed/rabbitmq
