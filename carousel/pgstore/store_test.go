@@ -1,0 +1,150 @@
+package pgstore
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/internal/pgtest"
+)
+
+func newTestStore(t *testing.T, pool *pgxpool.Pool) *Store {
+	t.Helper()
+	s, err := NewStore(t.Context(), pool, StoreOptions{})
+	require.NoError(t, err)
+	return s
+}
+
+// fullMetadata has every field set, with what JSON or PostgreSQL could lose: times
+// with nanoseconds and offsets, a throttle with nanoseconds, an error text with a NUL.
+func fullMetadata(id string) carousel.CycleMetadata {
+	india := time.FixedZone("", 5*3600+1800) // unnamed, as time.Parse makes it
+	return carousel.CycleMetadata{
+		CycleID: id,
+		Config: carousel.CycleConfig{Name: id, Type: carousel.ScalingWindow, Origin: "http://cms", Collection: "articles",
+			CoolDown: time.Minute, TimeWindow: time.Hour, MinimumThrottle: time.Second, MaximumThrottle: time.Minute},
+		Iteration: 7, Total: 120, Completed: 45, Errors: 2,
+		CurrentItem:    "item-46",
+		Last:           carousel.Item{ID: "item-45", Modified: at(123456789 * time.Nanosecond)},
+		WindowStart:    at(-time.Hour),
+		WindowEnd:      at(1),
+		IterationStart: at(2).In(india),
+		IterationEnd:   at(-3 * time.Hour),
+		Throttle:       1500*time.Millisecond + 7,
+		States:         []carousel.State{carousel.Running, carousel.Unhealthy},
+		LastError:      "publish \"item-45\": 503 \x00 naïve",
+		UpdatedAt:      at(999),
+	}
+}
+
+// What Save stores, Load returns exactly, and a second Save replaces it.
+func TestStoreRoundTrip(t *testing.T) {
+	s := newTestStore(t, pgtest.Pool(t))
+	m := fullMetadata("news")
+	require.NoError(t, s.Save(t.Context(), m))
+	got, ok, err := s.Load(t.Context(), "news")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, m, got)
+
+	m.Completed, m.States, m.Throttle, m.LastError = 46, []carousel.State{carousel.CoolDown}, 0, ""
+	require.NoError(t, s.Save(t.Context(), m))
+	got, ok, err = s.Load(t.Context(), "news")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, m, got)
+
+	require.NoError(t, s.Delete(t.Context(), "news"))
+	require.NoError(t, s.Delete(t.Context(), "news"), "deleting what is not there")
+	_, ok, err = s.Load(t.Context(), "news")
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+// Metadata saved under a config that the rules refuse (saved by another version) still
+// loads: it is progress, and the scheduler decides whether the config still fits.
+func TestStoreLoadsAnUnvalidatedConfig(t *testing.T) {
+	pool := pgtest.Pool(t)
+	s := newTestStore(t, pool)
+	_, err := pool.Exec(t.Context(), `INSERT INTO feedkit_carousel_cycle_metadata VALUES ('old', $1, now())`,
+		`{"cycleId":"old","config":{"name":"old","type":"RoundRobin","coolDown":"1m","extra":true},"iteration":3,"last":{"id":"x"},"states":["stopped"],"throttle":"2s"}`)
+	require.NoError(t, err)
+	got, ok, err := s.Load(t.Context(), "old")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, carousel.CycleMetadata{
+		CycleID: "old", Config: carousel.CycleConfig{Name: "old", Type: "RoundRobin", CoolDown: time.Minute},
+		Iteration: 3, Last: carousel.Item{ID: "x"}, States: []carousel.State{carousel.Stopped}, Throttle: 2 * time.Second,
+	}, got)
+
+	// A duration that does not parse is the one thing refused, named.
+	_, err = pool.Exec(t.Context(), `INSERT INTO feedkit_carousel_cycle_metadata VALUES ('bad', $1, now())`,
+		`{"cycleId":"bad","config":{"name":"bad","timeWindow":"an hour"}}`)
+	require.NoError(t, err)
+	_, _, err = s.Load(t.Context(), "bad")
+	assert.ErrorContains(t, err, `cycle "bad"`)
+	assert.ErrorContains(t, err, `config.timeWindow "an hour" is not a duration`)
+}
+
+// A Store made later, as by a restarted process, on the same schema reads what the
+// first saved; the table is not created twice.
+func TestStoreRestart(t *testing.T) {
+	pool := pgtest.Pool(t)
+	require.NoError(t, newTestStore(t, pool).Save(t.Context(), fullMetadata("news")))
+
+	again := newTestStore(t, secondPool(t, pool))
+	got, ok, err := again.Load(t.Context(), "news")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, fullMetadata("news"), got)
+}
+
+// Stores created at the same moment, from two pools as from two processes, create the
+// table once and all work.
+func TestStoreConcurrentMigration(t *testing.T) {
+	p1 := pgtest.Pool(t)
+	pools := []*pgxpool.Pool{p1, secondPool(t, p1)}
+	stores := make([]*Store, 8)
+	errs := make([]error, len(stores))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range stores {
+		wg.Go(func() {
+			<-start
+			stores[i], errs[i] = NewStore(t.Context(), pools[i%2], StoreOptions{})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range stores {
+		require.NoError(t, errs[i], "store %d", i)
+	}
+	require.NoError(t, stores[0].Save(t.Context(), fullMetadata("news")))
+	_, ok, err := stores[7].Load(t.Context(), "news")
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+// TablePrefix names the table; a bad one is refused naming the field.
+func TestStoreOptions(t *testing.T) {
+	pool := pgtest.Pool(t)
+	s, err := NewStore(t.Context(), pool, StoreOptions{TablePrefix: "app1_"})
+	require.NoError(t, err)
+	require.NoError(t, s.Save(t.Context(), fullMetadata("news")))
+	var n int
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM app1_cycle_metadata").Scan(&n))
+	assert.Equal(t, 1, n)
+
+	for _, bad := range []string{"App_", "9x_", "a-b", "x234567890123456789012345678901234567890123456789_"} {
+		_, err := NewStore(t.Context(), pool, StoreOptions{TablePrefix: bad})
+		require.ErrorIs(t, err, ErrInvalidOptions, bad)
+		assert.ErrorContains(t, err, `StoreOptions.TablePrefix "`+bad+`"`)
+	}
+	_, err = NewStore(t.Context(), nil, StoreOptions{})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
+}
