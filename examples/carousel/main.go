@@ -1,0 +1,116 @@
+// Command carousel runs a publish carousel: it republishes a demo collection to an HTTP
+// notifier, in cycles of the three types, and serves the operator API and the status
+// page while it runs.
+//
+// By default everything is in the process: the collections are in memory, progress is
+// saved to a JSON file, and the notifier is a local HTTP endpoint that counts what it
+// receives. With -pg the collections are PostgreSQL tables (created and filled when
+// missing), progress is saved in PostgreSQL, and a lease makes one of several instances
+// active:
+//
+//	go run ./examples/carousel                        # until Ctrl-C; open http://127.0.0.1:8080/
+//	go run ./examples/carousel -for 10s               # then print a summary and exit
+//	go run ./examples/carousel -pg "$FEEDKIT_PG_URL"  # a second one started alike stays passive
+//
+// While it runs, an editor modifies a random item every -edit, so the windowed cycles
+// have new items to republish. At the end it prints every cycle's progress and what the
+// notifier received, and exits 1 when nothing was republished or the notifier refused
+// something.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+//go:embed cycles.yml
+var defaultCycles []byte
+
+// options are the command line's.
+type options struct {
+	addr      string        // the operator API's address
+	config    string        // a cycles YAML file; "" is the embedded cycles.yml
+	pgURL     string        // PostgreSQL, instead of memory and a file
+	notifier  string        // where to POST; "" starts a local notifier
+	metadata  string        // the metadata file without -pg; "" is one in a temporary directory
+	duration  time.Duration // how long to run; 0 is until interrupted
+	editEvery time.Duration // how often the editor modifies an item
+	failover  bool          // with -pg: take over by itself when the active instance goes
+	verbose   bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
+	flag.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
+	flag.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")
+	flag.StringVar(&o.notifier, "notifier", "", "`URL` to POST republished items to (default: a local notifier that counts them)")
+	flag.StringVar(&o.metadata, "metadata", "", "progress `file` without -pg (default: a new one in a temporary directory)")
+	flag.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
+	flag.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
+	flag.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
+	flag.BoolVar(&o.verbose, "v", false, "log every cycle event")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "carousel:", err)
+		os.Exit(1)
+	}
+}
+
+// run runs the carousel until ctx ends or o.duration has passed, then prints the summary
+// to out. It returns an error when something failed to start, nothing was republished,
+// or the notifier refused a request.
+func run(ctx context.Context, o options, out, logOut io.Writer) error {
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	if o.metadata == "" && o.pgURL == "" {
+		dir, err := os.MkdirTemp("", "carousel-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.metadata = filepath.Join(dir, "metadata.json")
+	}
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+
+	d, err := assemble(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	fmt.Fprintf(out, "operator API and status page: http://%s/\n", d.apiAddr)
+	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
+
+	err = d.run(ctx)
+	total, distinct, bad, byOrigin := d.received()
+	printSummary(out, d.scheduler.Status(), total, distinct, bad, byOrigin, d.local)
+	switch {
+	case err != nil:
+		return err
+	case d.local && total == 0 && d.scheduler.Status().Active:
+		return errors.New("nothing was republished")
+	case bad > 0:
+		return fmt.Errorf("the notifier refused %d requests", bad)
+	}
+	return nil
+}
