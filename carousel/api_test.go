@@ -115,7 +115,7 @@ func (f *apiFixture) saveProgress(cfg carousel.CycleConfig, iteration, completed
 	f.t.Helper()
 	m := carousel.CycleMetadata{CycleID: cfg.Name, Config: cfg, Iteration: iteration, Total: total,
 		Completed: completed, Errors: errs, Last: carousel.Item{ID: fmt.Sprintf("%s-%02d", cfg.Collection, completed)},
-		IterationStart: apiEpoch.Add(-time.Hour), States: []carousel.State{carousel.Running}}
+		IterationStart: apiEpoch.Add(-time.Hour), InProgress: true, States: []carousel.State{carousel.Running}}
 	if errs > 0 {
 		m.LastError = "publish: 502 Bad Gateway"
 	}
@@ -327,7 +327,7 @@ func TestAPIAddCycleRefusesBadBodies(t *testing.T) {
 		{name: "invalid fields", body: `{"name":"bad name!","type":"Nope","origin":" ","collection":"c","coolDown":"soon"}`,
 			status: http.StatusBadRequest, fields: []apiFieldError{
 				{Field: "coolDown", Value: "soon", Problem: "is not a duration (e.g. 90s, 15m, 1h)"},
-				{Field: "name", Value: "bad name!", Problem: "must be 1 to 64 letters, digits, '-', '_' or '.'"},
+				{Field: "name", Value: "bad name!", Problem: "must be 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"},
 				{Field: "type", Value: "Nope", Problem: "must be ThrottledWholeCollection, FixedWindow or ScalingWindow"},
 				{Field: "origin", Problem: "is required"},
 			}, errPattern: `coolDown "soon" is not a duration`},
@@ -441,10 +441,15 @@ func TestAPICycleActions(t *testing.T) {
 
 	st = decodeAs[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/resume", ""), http.StatusOK)
 	assert.Contains(t, []carousel.State{carousel.Starting, carousel.Running}, st.Metadata.States[0])
+	// The stopped publish began at the epoch: the next keeps the 30 s throttle.
+	f.awaitWaits(2) // gamma's retry and alpha's pace
+	f.clk.Advance(30 * time.Second)
 	assert.Equal(t, map[string]string{"articles-04": "alpha"}, f.awaitPublishes(1), "resumed where it stopped")
 
 	st = decodeAs[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusOK)
 	assert.Equal(t, 0, st.Metadata.Completed)
+	f.awaitWaits(2)
+	f.clk.Advance(30 * time.Second)
 	assert.Equal(t, map[string]string{"articles-01": "alpha"}, f.awaitPublishes(1), "restarted from the beginning")
 
 	for _, action := range []string{"stop", "resume", "reset"} {

@@ -37,7 +37,8 @@ type Config struct {
 	// StopWhenUnhealthy makes a cycle whose Source fails stop (and stay stopped until
 	// resumed), as the seed did, instead of retrying.
 	StopWhenUnhealthy bool
-	// PublishTimeout bounds one Publish call; 0 is 30s.
+	// PublishTimeout bounds one Publish call, retries included, and each metadata save;
+	// 0 is 1m (the HTTPPublisher's default attempts fit in it).
 	PublishTimeout time.Duration
 	// Logger receives the scheduler's logs; nil discards them.
 	Logger *slog.Logger
@@ -77,7 +78,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.CheckpointInterval, 30*time.Second)
 	def(&c.RetryInitial, time.Second)
 	def(&c.RetryMax, 5*time.Minute)
-	def(&c.PublishTimeout, 30*time.Second)
+	def(&c.PublishTimeout, time.Minute)
 	if c.RetryMax < c.RetryInitial {
 		return bad("RetryMax", c.RetryMax, fmt.Sprintf("must be at least RetryInitial (%v)", c.RetryInitial))
 	}

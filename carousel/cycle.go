@@ -29,6 +29,9 @@ type cycle struct {
 	throttle time.Duration // the operator's throttle of a whole-collection cycle; 0 = config
 	lim      *rate.Limiter // paces the current iteration
 	lastPub  time.Time     // when the last publish began, to re-pace from after a throttle change
+	nextPub  time.Time     // lastPub + the throttle then: a run started after a stop waits for it
+	runCtx   context.Context
+	exiting  bool // the current run's goroutine is on its way out: a start must replace it
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the goroutine has exited; nil when never started
 	wake     chan struct{} // a throttle change for a goroutine waiting on the old one
@@ -97,7 +100,7 @@ func (c *cycle) restore(ctx context.Context) error {
 			"saved", m.Config, "config", c.cfg)
 	default:
 		m.CycleID, m.Config = c.cfg.Name, c.cfg
-		m.States = []State{Stopped}
+		m.States = c.meta.States // the states of now, not of when it was saved
 		m.CurrentItem = ""
 		c.meta = m
 		c.log.Info("metadata restored", "iteration", m.Iteration, "completed", m.Completed, "total", m.Total)
@@ -105,17 +108,27 @@ func (c *cycle) restore(ctx context.Context) error {
 	return nil
 }
 
-// start starts the goroutine unless it runs.
+// start starts the goroutine unless it runs and stays running. A goroutine that was
+// stopped, or is stopping by itself, but has not finished yet (its last save may take a
+// while) is replaced: the new one begins when the old one has finished, so that a Start
+// after a Shutdown that timed out, or a resume of a cycle that just stopped, is not lost.
 func (c *cycle) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.runningLocked() {
+	if c.runningLocked() && !c.exiting && c.runCtx.Err() == nil {
 		return
 	}
+	prev := c.done
 	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel, c.done = cancel, make(chan struct{})
+	done := make(chan struct{})
+	c.runCtx, c.cancel, c.done, c.exiting = ctx, cancel, done, false
 	c.setStateLocked(Starting)
-	go c.run(ctx, c.done)
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		c.run(ctx, done)
+	}()
 }
 
 // stop stops the goroutine and saves the metadata. It returns when the goroutine is gone
@@ -142,20 +155,29 @@ func (c *cycle) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	defer func() {
 		c.mu.Lock()
-		c.setStateLocked(Stopped)
+		if c.done == done { // not replaced by a newer run already
+			c.exiting = true
+			c.setStateLocked(Stopped)
+		}
 		c.mu.Unlock()
 		// The run's ctx is over; the save still gets its time.
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
 		defer cancel()
 		c.save(saveCtx)
 	}()
-	for ctx.Err() == nil {
-		if err := c.iterate(ctx); err != nil {
-			if !errors.Is(err, context.Canceled) {
-				c.log.Error("cycle stopped", "err", err)
-			}
-			return
-		}
+	// Loaded here rather than by the scheduler, so that a store that fails for a moment
+	// makes the cycle unhealthy and retried, not silently left stopped.
+	err := c.retry(ctx, "loading metadata", func() error { return c.restore(ctx) })
+	for err == nil && ctx.Err() == nil {
+		err = c.iterate(ctx)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// Stopped by an unhealthy source: it stays stopped, through the scheduler's
+		// Start too, until an operator resumes it.
+		c.mu.Lock()
+		c.held = true
+		c.mu.Unlock()
+		c.log.Error("cycle stopped", "err", err)
 	}
 }
 
@@ -194,7 +216,7 @@ func (c *cycle) iterate(ctx context.Context) error {
 			break
 		}
 	}
-	c.end()
+	c.end(ctx)
 	if published == 0 {
 		return c.coolDown(ctx)
 	}
@@ -208,8 +230,11 @@ func (c *cycle) iterate(ctx context.Context) error {
 func (c *cycle) begin(ctx context.Context) (Query, error) {
 	now := c.sc.Clock.Now()
 	c.mu.Lock()
+	if c.meta.Has(CoolDown) {
+		c.setStateLocked(Running) // counting the next window, which may need retries
+	}
 	m := c.meta
-	resume := m.Iteration > 0 && m.IterationEnd.Before(m.IterationStart)
+	resume := m.Iteration > 0 && m.InProgress
 	q := Query{Collection: c.cfg.Collection}
 	if resume {
 		q.Start, q.End = m.WindowStart, m.WindowEnd
@@ -232,35 +257,46 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 		c.meta.Iteration++
 		c.meta.Completed, c.meta.Errors, c.meta.Last, c.meta.CurrentItem = 0, 0, Item{}, ""
 		c.meta.IterationStart = c.sc.Clock.Now()
+		c.meta.InProgress = true
 		c.meta.WindowStart, c.meta.WindowEnd = q.Start, q.End
 	}
 	c.meta.Total = total
+	span := c.cfg.TimeWindow
 	if resume {
-		// Items of the interrupted iteration still to come, spread as if it were new.
+		// The items still to come, over what is left of the iteration's period.
 		total = max(total-c.meta.Completed, 0)
+		span = c.meta.IterationStart.Add(c.cfg.TimeWindow).Sub(now)
 	}
-	c.meta.Throttle = c.throttleLocked(total)
+	c.meta.Throttle = c.throttleLocked(span, total)
 	c.lim = rate.NewLimiter(rate.Every(c.meta.Throttle), 1)
+	if now.Before(c.nextPub) {
+		// Started again soon after a stop: the last publish's throttle still holds.
+		c.lim.ReserveN(c.nextPub.Add(-c.meta.Throttle), 1)
+	}
 	c.setStateLocked(Running)
 	c.touchLocked()
 	return q, nil
 }
 
-// throttleLocked returns the interval for an iteration of n items.
-func (c *cycle) throttleLocked(n int) time.Duration {
+// throttleLocked returns the interval for n items over span.
+func (c *cycle) throttleLocked(span time.Duration, n int) time.Duration {
 	if c.cfg.Type == ThrottledWholeCollection && c.throttle > 0 {
 		return c.throttle
 	}
-	return throttleFor(c.cfg, n)
+	return throttleFor(c.cfg, span, n)
 }
 
-// end records the end of the iteration and saves it.
-func (c *cycle) end() {
+// end records the end of the iteration and saves it. The save is bounded, and outlives
+// a stop that comes meanwhile: the iteration did end.
+func (c *cycle) end(ctx context.Context) {
 	c.mu.Lock()
 	c.meta.IterationEnd = c.sc.Clock.Now()
+	c.meta.InProgress = false
 	c.touchLocked()
 	c.mu.Unlock()
-	c.save(context.Background())
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
+	defer cancel()
+	c.save(ctx)
 }
 
 // pace waits for the limiter to allow one more publish. A throttle changed meanwhile
@@ -318,12 +354,19 @@ func (c *cycle) coolDown(ctx context.Context) error {
 	c.mu.Lock()
 	c.setStateLocked(CoolDown)
 	c.mu.Unlock()
+	return c.sleepFor(ctx, c.cfg.CoolDown)
+}
+
+// sleepFor waits d on the clock; a throttle change neither shortens nor lengthens it.
+func (c *cycle) sleepFor(ctx context.Context, d time.Duration) error {
+	deadline := c.sc.Clock.Now().Add(d)
 	for {
-		switch err := c.sleep(ctx, c.cfg.CoolDown); {
-		case errors.Is(err, errWoken):
-			continue // a throttle change does not shorten a cool-down
-		default:
+		err := c.sleep(ctx, d)
+		if !errors.Is(err, errWoken) {
 			return err
+		}
+		if d = deadline.Sub(c.sc.Clock.Now()); d <= 0 {
+			return nil
 		}
 	}
 }
@@ -333,6 +376,7 @@ func (c *cycle) publish(ctx context.Context, it Item) error {
 	c.mu.Lock()
 	c.meta.CurrentItem = it.ID
 	c.lastPub = c.sc.Clock.Now()
+	c.nextPub = c.lastPub.Add(c.meta.Throttle)
 	c.mu.Unlock()
 
 	pctx, cancel := context.WithTimeout(ctx, c.sc.PublishTimeout)
@@ -389,15 +433,8 @@ func (c *cycle) retry(ctx context.Context, what string, f func() error) error {
 		}
 		d := c.retries.Delay(attempt)
 		c.log.Warn("source failed; retrying", "op", what, "attempt", attempt+1, "in", d, "err", err)
-		for {
-			err := c.sleep(ctx, d)
-			if errors.Is(err, errWoken) {
-				continue // not a reason to retry sooner
-			}
-			if err != nil {
-				return err
-			}
-			break
+		if err := c.sleepFor(ctx, d); err != nil {
+			return err
 		}
 	}
 }
@@ -432,7 +469,7 @@ func (c *cycle) currentThrottle() time.Duration {
 	if c.meta.Throttle > 0 {
 		return c.meta.Throttle
 	}
-	return c.throttleLocked(c.meta.Total)
+	return c.throttleLocked(c.cfg.TimeWindow, c.meta.Total)
 }
 
 // reset forgets the cycle's progress: its next iteration is a first one.
@@ -445,9 +482,14 @@ func (c *cycle) reset() {
 }
 
 // save writes the metadata to the store; a failure is logged, and retried at the next
-// checkpoint.
+// checkpoint. Until the saved metadata was loaded there is nothing to save: writing the
+// blank progress of a cycle that never got to load would erase the saved one.
 func (c *cycle) save(ctx context.Context) {
 	c.mu.Lock()
+	if !c.loaded {
+		c.mu.Unlock()
+		return
+	}
 	m := c.meta.clone()
 	c.lastSave = c.sc.Clock.Now()
 	c.mu.Unlock()

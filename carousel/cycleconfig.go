@@ -60,8 +60,8 @@ func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
 
 // CycleConfig configures one cycle. Field names follow the seed's YAML file.
 type CycleConfig struct {
-	// Name names the cycle and is its id: 1 to 64 letters, digits, '-', '_' or '.', so
-	// that it can stand in a URL path.
+	// Name names the cycle and is its id: 1 to 64 letters, digits, '-', '_' or '.',
+	// starting with a letter or digit, so that it can stand in a URL path.
 	Name string
 	// Type is the cycle's type.
 	Type Type
@@ -101,7 +101,7 @@ func (c CycleConfig) validate(path string) error {
 	case c.Name == "":
 		bad("name", "", "is required")
 	case !validName(c.Name):
-		bad("name", c.Name, "must be 1 to 64 letters, digits, '-', '_' or '.'")
+		bad("name", c.Name, "must be 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit")
 	}
 	switch {
 	case c.Type == "":
@@ -141,18 +141,21 @@ func (c CycleConfig) validate(path string) error {
 }
 
 func validName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
+	// A letter or digit first: "." and ".." would be path segments a URL cannot address.
+	if len(s) == 0 || len(s) > 64 || !isAlnum(s[0]) {
 		return false
 	}
 	for i := range len(s) {
 		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-		default:
+		if !isAlnum(c) && c != '-' && c != '_' && c != '.' {
 			return false
 		}
 	}
 	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // compatible reports whether progress recorded under old can be resumed under c: the

@@ -46,7 +46,10 @@ type CycleMetadata struct {
 	// WindowStart and WindowEnd bound the current window of a windowed cycle.
 	WindowStart time.Time `json:"windowStart,omitzero"`
 	WindowEnd   time.Time `json:"windowEnd,omitzero"`
-	// IterationStart is when the current iteration began; IterationEnd when the previous
+	// InProgress is set while the current iteration has begun and not ended: a restart
+	// resumes it, in its window, after Last.
+	InProgress bool `json:"inProgress"`
+	// IterationStart is when the current iteration began; IterationEnd when the last
 	// one ended (zero before the first ended).
 	IterationStart time.Time `json:"iterationStart,omitzero"`
 	IterationEnd   time.Time `json:"iterationEnd,omitzero"`

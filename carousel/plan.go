@@ -35,20 +35,22 @@ func nextWindow(c CycleConfig, now, prevEnd time.Time) (start, end time.Time) {
 	return start, now
 }
 
-// throttleFor returns the interval between publishes of an iteration of n items.
+// throttleFor returns the interval between publishes of an iteration of n items spread
+// over span: TimeWindow for a new iteration, what is left of its period for one resumed
+// after a stop (nothing left: as fast as the minimum allows).
 //
 // ThrottledWholeCollection uses its Throttle. FixedWindow spreads n items over
 // TimeWindow, never faster than MinimumThrottle: 2 items in one hour, one every 30
 // minutes. ScalingWindow does the same within [MinimumThrottle, MaximumThrottle]: 5 items
 // with a one-minute maximum take 5 minutes. With no items the throttle is the longest the
 // type allows (it paces nothing).
-func throttleFor(c CycleConfig, n int) time.Duration {
+func throttleFor(c CycleConfig, span time.Duration, n int) time.Duration {
 	if c.Type == ThrottledWholeCollection {
 		return c.Throttle
 	}
-	t := c.TimeWindow
+	t := span
 	if n > 1 {
-		t = c.TimeWindow / time.Duration(n)
+		t = span / time.Duration(n)
 	}
 	t = max(t, c.MinimumThrottle)
 	if c.Type == ScalingWindow {

@@ -14,26 +14,34 @@ func TestThrottleFor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  CycleConfig
+		span time.Duration // 0: the config's TimeWindow
 		n    int
 		want time.Duration
 	}{
-		{"whole collection uses its throttle", whole, 1000, 15 * time.Second},
-		{"whole collection, empty", whole, 0, 15 * time.Second},
-		{"fixed: two items in an hour, one every 30 min", fixed, 2, 30 * time.Minute},
-		{"fixed: one item takes the window", fixed, 1, time.Hour},
-		{"fixed: 60 items, exactly the minimum", fixed, 60, time.Minute},
-		{"fixed: 65 items, held at the minimum", fixed, 65, time.Minute},
-		{"fixed: 7 items, the window divided", fixed, 7, time.Hour / 7},
-		{"fixed: empty", fixed, 0, time.Hour},
-		{"scaling: 5 items, held at the maximum", scaling, 5, time.Minute},
-		{"scaling: 100 items, between the bounds", scaling, 100, 36 * time.Second},
-		{"scaling: 1000 items, held at the minimum", scaling, 1000, 10 * time.Second},
-		{"scaling: 360 items, exactly the minimum", scaling, 360, 10 * time.Second},
-		{"scaling: 60 items, exactly the maximum", scaling, 60, time.Minute},
-		{"scaling: empty", scaling, 0, time.Minute},
+		{"whole collection uses its throttle", whole, 0, 1000, 15 * time.Second},
+		{"whole collection, empty", whole, 0, 0, 15 * time.Second},
+		{"fixed: two items in an hour, one every 30 min", fixed, 0, 2, 30 * time.Minute},
+		{"fixed: one item takes the window", fixed, 0, 1, time.Hour},
+		{"fixed: 60 items, exactly the minimum", fixed, 0, 60, time.Minute},
+		{"fixed: 65 items, held at the minimum", fixed, 0, 65, time.Minute},
+		{"fixed: 7 items, the window divided", fixed, 0, 7, time.Hour / 7},
+		{"fixed: empty", fixed, 0, 0, time.Hour},
+		{"scaling: 5 items, held at the maximum", scaling, 0, 5, time.Minute},
+		{"scaling: 100 items, between the bounds", scaling, 0, 100, 36 * time.Second},
+		{"scaling: 1000 items, held at the minimum", scaling, 0, 1000, 10 * time.Second},
+		{"scaling: 360 items, exactly the minimum", scaling, 0, 360, 10 * time.Second},
+		{"scaling: 60 items, exactly the maximum", scaling, 0, 60, time.Minute},
+		{"scaling: empty", scaling, 0, 0, time.Minute},
+		{"fixed: resumed, 10 items in the 20 minutes left", fixed, 20 * time.Minute, 10, 2 * time.Minute},
+		{"fixed: resumed after its period ended, at the minimum", fixed, -time.Hour, 10, time.Minute},
+		{"scaling: resumed, 1 item in the minute left", scaling, time.Minute, 1, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, throttleFor(tc.cfg, tc.n))
+			span := tc.span
+			if span == 0 {
+				span = tc.cfg.TimeWindow
+			}
+			assert.Equal(t, tc.want, throttleFor(tc.cfg, span, tc.n))
 		})
 	}
 }

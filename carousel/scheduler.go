@@ -79,16 +79,9 @@ func (s *Scheduler) Add(ctx context.Context, cfg CycleConfig) error {
 	s.cycles[cfg.Name] = c
 	started := s.started
 	s.mu.Unlock()
-	if !started {
-		return nil
+	if started {
+		c.start()
 	}
-	if err := c.restore(ctx); err != nil {
-		s.mu.Lock()
-		delete(s.cycles, cfg.Name) // not half added: a retry must not find the name taken
-		s.mu.Unlock()
-		return err
-	}
-	c.start()
 	return nil
 }
 
@@ -100,18 +93,22 @@ func (s *Scheduler) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.held = true // stopped for good, even if the delete below fails
+	c.mu.Unlock()
 	if err := c.stop(ctx); err != nil {
 		return err
+	}
+	// The goroutine saved on its way out; the delete comes after. The cycle is forgotten
+	// only once its metadata is: a cycle re-added under the name must not resume it.
+	if err := s.cfg.Store.Delete(ctx, id); err != nil {
+		return fmt.Errorf("carousel: deleting metadata of cycle %s (it is stopped; delete it again): %w", id, err)
 	}
 	s.mu.Lock()
 	if s.cycles[id] == c {
 		delete(s.cycles, id)
 	}
 	s.mu.Unlock()
-	// The goroutine saved on its way out; the delete comes after.
-	if err := s.cfg.Store.Delete(ctx, id); err != nil {
-		return fmt.Errorf("carousel: deleting metadata of cycle %s: %w", id, err)
-	}
 	return nil
 }
 
@@ -146,7 +143,9 @@ func (s *Scheduler) Status() Status {
 }
 
 // StopCycle stops the cycle id and saves its metadata; it stays stopped, through the
-// scheduler's Start too, until ResumeCycle.
+// scheduler's Start and the toggle's changes too, until ResumeCycle. The hold lasts as
+// long as the process: a restarted process starts every cycle (remove a cycle from the
+// config file to keep it stopped).
 func (s *Scheduler) StopCycle(ctx context.Context, id string) error {
 	s.life.Lock()
 	defer s.life.Unlock()
@@ -171,9 +170,6 @@ func (s *Scheduler) ResumeCycle(ctx context.Context, id string) error {
 	}
 	if !s.isStarted() {
 		return fmt.Errorf("%w: start the scheduler first", ErrPassive)
-	}
-	if err := c.restore(ctx); err != nil {
-		return err
 	}
 	c.mu.Lock()
 	c.held = false
@@ -234,7 +230,7 @@ func (s *Scheduler) SetThrottle(id string, d time.Duration) error {
 // When the toggle says passive, Start promotes it if it is a Promoter, or returns
 // ErrPassive.
 func (s *Scheduler) Start(ctx context.Context) error {
-	active, err := s.cfg.Toggle.Active(ctx)
+	active, err := s.askToggle(ctx)
 	if err != nil {
 		return fmt.Errorf("carousel: asking the toggle: %w", err)
 	}
@@ -250,22 +246,18 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.active = true
 	s.mu.Unlock()
-	return s.startAll(ctx)
+	s.startAll()
+	return nil
 }
 
-func (s *Scheduler) startAll(ctx context.Context) error {
+func (s *Scheduler) startAll() {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.mu.Lock()
 	s.started = true
 	cs := slices.Collect(maps.Values(s.cycles))
 	s.mu.Unlock()
-	var errs []error
 	for _, c := range cs {
-		if err := c.restore(ctx); err != nil {
-			errs = append(errs, err)
-			continue
-		}
 		c.mu.Lock()
 		held := c.held
 		c.mu.Unlock()
@@ -273,7 +265,6 @@ func (s *Scheduler) startAll(ctx context.Context) error {
 			c.start()
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // Shutdown stops every cycle and saves its metadata. It returns when they have stopped,
@@ -322,7 +313,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // watch asks the toggle once and acts on a change of its answer.
 func (s *Scheduler) watch(ctx context.Context) {
-	active, err := s.cfg.Toggle.Active(ctx)
+	active, err := s.askToggle(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -339,9 +330,7 @@ func (s *Scheduler) watch(ctx context.Context) {
 	}
 	if active {
 		s.cfg.Logger.Info("active: starting the cycles")
-		if err := s.startAll(ctx); err != nil {
-			s.cfg.Logger.Error("starting the cycles", "err", err)
-		}
+		s.startAll()
 		return
 	}
 	s.cfg.Logger.Info("passive: shutting the cycles down")
@@ -350,6 +339,15 @@ func (s *Scheduler) watch(ctx context.Context) {
 	if err := s.Shutdown(shutdownCtx); err != nil {
 		s.cfg.Logger.Error("shutting the cycles down", "err", err)
 	}
+}
+
+// askToggle asks the toggle, giving it ToggleInterval to answer: a toggle that hangs (a
+// lease whose connection silently died) is a toggle that failed, and the cycles shut
+// down rather than run on while another instance may take over.
+func (s *Scheduler) askToggle(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ToggleInterval)
+	defer cancel()
+	return s.cfg.Toggle.Active(ctx)
 }
 
 func (s *Scheduler) cycle(id string) (*cycle, error) {
