@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -113,7 +116,11 @@ func NewHTTPPublisher(cfg HTTPPublisherConfig) (*HTTPPublisher, error) {
 		return bad("RetryMax", h.retry.Max, fmt.Sprintf("must be at least RetryInitial (%v)", h.retry.Initial))
 	}
 	if h.client == nil {
-		h.client = &http.Client{Timeout: h.timeout}
+		// A redirect is answered, not followed: Go's client would turn the POST into a
+		// GET without its body on a 301, 302 or 303, and report that as the outcome.
+		h.client = &http.Client{Timeout: h.timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
 	}
 	if h.body == nil {
 		h.body = jsonBody
@@ -188,8 +195,18 @@ type attemptResult struct {
 	hasRetryAfter bool
 }
 
+// retryable reports whether a later attempt may succeed: a network error other than a
+// certificate the server will present again, a 5xx, a 429, or a 408.
 func (r attemptResult) retryable() bool {
-	return r.err != nil || r.status >= 500 || r.status == http.StatusTooManyRequests
+	if r.err != nil {
+		var unknownAuthority x509.UnknownAuthorityError
+		var hostname x509.HostnameError
+		var invalid x509.CertificateInvalidError
+		var verify *tls.CertificateVerificationError
+		return !errors.As(r.err, &unknownAuthority) && !errors.As(r.err, &hostname) &&
+			!errors.As(r.err, &invalid) && !errors.As(r.err, &verify)
+	}
+	return r.status >= 500 || r.status == http.StatusTooManyRequests || r.status == http.StatusRequestTimeout
 }
 
 // shownBody is how much of a failed response's body an error quotes: enough for a

@@ -371,3 +371,37 @@ func TestHTTPPublisherConfigErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secret", "a password in the URL stays out of the error")
 }
+
+func TestHTTPPublisherAnswersRedirectsInsteadOfFollowingThem(t *testing.T) {
+	target := newReceiver(t, reply{status: http.StatusAccepted})
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
+	t.Cleanup(redirect.Close)
+	clk := clock.NewFake(time.Unix(0, 0))
+	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: redirect.URL, Clock: clk})
+
+	err := p.Publish(context.Background(), publication)
+	assert.ErrorContains(t, err, "status 302")
+	assert.Empty(t, target.seen(), "a followed 302 would have become a GET without the body")
+	assert.Zero(t, clk.Pending(), "not retried")
+}
+
+func TestHTTPPublisherRetriesRequestTimeout(t *testing.T) {
+	r := newReceiver(t, reply{status: http.StatusRequestTimeout}, reply{status: http.StatusAccepted})
+	clk := clock.NewFake(time.Unix(0, 0))
+	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Clock: clk})
+	done := publishAsync(context.Background(), p)
+	waiting(t, clk, done)
+	clk.Advance(time.Minute)
+	require.NoError(t, <-done)
+	assert.Len(t, r.seen(), 2)
+}
+
+func TestHTTPPublisherDoesNotRetryAnUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	t.Cleanup(srv.Close)
+	clk := clock.NewFake(time.Unix(0, 0))
+	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Clock: clk})
+	err := p.Publish(context.Background(), publication)
+	assert.ErrorContains(t, err, "certificate")
+	assert.Zero(t, clk.Pending(), "the same certificate would be refused again: no retry")
+}
