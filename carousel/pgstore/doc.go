@@ -61,10 +61,13 @@
 // # Lease
 //
 // A Lease holds pg_try_advisory_lock(hashtextextended(name, 0)), a session-level lock,
-// on a connection of its own: the instance holding it is the active one. When its
-// connection dies the server releases the lock, so a crashed instance does not keep the
-// others passive; the instance that lost it finds out at its next Active, which says
-// false with an error. Whether a passive instance takes a free lease by itself is
+// on a connection of its own: the instance holding it is the active one. When its session
+// ends the server releases the lock, so a crashed instance does not keep the others
+// passive; the instance that lost its connection finds out at its next Active, which
+// says false with an error. After a network break the server may keep the old session
+// (and the lock) until its TCP keepalive gives up: meanwhile the instance knows the
+// holder for its own old session and keeps trying, rather than taking it for another
+// instance and staying passive for good. Whether a passive instance takes a free lease by itself is
 // LeaseOptions.Failover; without it, only an operator's Promote does, so that a
 // failover is a decision rather than a race. Advisory locks are per database, not per
 // schema: deployments sharing a database need lease names of their own.

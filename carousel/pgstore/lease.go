@@ -19,6 +19,29 @@ const DefaultLeaseName = "feedkit-carousel"
 // closeTimeout bounds the closing of a lease's connection, which may be unreachable.
 const closeTimeout = 5 * time.Second
 
+// lockAttempts bounds the tries of one Active or Promote that each find the lock held
+// and then released before its holder could be identified.
+const lockAttempts = 3
+
+// takeSQL tries to take the lock, and says which server session the connection is on.
+// The backend start time makes the identity exact: the server reuses the pid of a
+// session that has ended for later ones.
+const takeSQL = `SELECT pg_try_advisory_lock(hashtextextended($1, 0)), pg_backend_pid(),
+	(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())`
+
+// holderSQL counts the server sessions holding the lock, and says whether the one
+// holding it is the session $2 started at $3. An advisory lock on a bigint key shows in
+// pg_locks with the key's high 32 bits as classid, its low 32 bits as objid, and
+// objsubid 1. The backend start time of a session of another role is null in
+// pg_stat_activity to a role without pg_read_all_stats, so that it never matches.
+const holderSQL = `SELECT count(*), coalesce(bool_and(coalesce(l.pid = $2 AND a.backend_start = $3, false)), false)
+	FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.locktype = 'advisory' AND l.granted
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND l.classid::int8 = (hashtextextended($1, 0) >> 32) & 4294967295
+		AND l.objid::int8 = hashtextextended($1, 0) & 4294967295
+		AND l.objsubid = 1`
+
 // LeaseOptions configure a Lease. The zero value is ready to use.
 type LeaseOptions struct {
 	// Name names the lease: the instances of one deployment use the same name, and
@@ -43,6 +66,18 @@ var _ carousel.Promoter = (*Lease)(nil)
 // from the pool rather than dialled, it is made with the pool's config and hooks. For
 // the same reason the database must be reached directly or through session pooling: a
 // transaction-pooling proxy moves the session under the lock.
+//
+// A lost connection does not always release the lock at once: after a network failure
+// the server keeps the old session, and the lock with it, until it notices (through its
+// TCP keepalive or tcp_user_timeout settings, by default after about two hours) or an
+// operator ends it (pg_terminate_backend). The Lease remembers the server session
+// (pid and backend start time) that last held the lock, and when a try finds the lock
+// held looks its holder up in pg_locks: held by that session of its own, the lock is not
+// taken as held by another instance. The Lease stays passive meanwhile but tries again
+// at every Active, and takes the lock back once the server has dropped the session. It
+// does not end that session itself (pg_terminate_backend): ending server sessions is
+// left to the server and to operators. Shorter keepalive settings on the server
+// (tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count) shorten the wait.
 type Lease struct {
 	pool     *pgxpool.Pool
 	name     string
@@ -52,8 +87,26 @@ type Lease struct {
 	conn   *pgx.Conn // the dedicated connection; nil when there is none
 	held   bool      // conn holds the lock
 	others bool      // since it last held the lock, this instance found another holding it
+	last   session   // the server session that last held the lock; zero before the first
 	closed bool
 }
+
+// session identifies a server session. The pid alone does not: the server reuses the
+// pid of a session that has ended.
+type session struct {
+	pid   int32
+	start *time.Time // backend_start; nil if pg_stat_activity did not say
+}
+
+// outcome is the result of a try.
+type outcome int
+
+const (
+	taken       outcome = iota // this instance holds the lock now
+	heldByUs                   // the lock is held by this instance's lost session
+	heldByOther                // another instance holds the lock
+	unsettled                  // the lock kept changing hands while the try looked
+)
 
 // NewLease returns a Lease on pool, which must outlive it. It does not connect: the
 // first Active or Promote does.
@@ -72,9 +125,11 @@ func NewLease(pool *pgxpool.Pool, opts LeaseOptions) (*Lease, error) {
 // the scheduler shuts its cycles down at once. Not holding it, it tries to take it when
 // this instance has not found another holding it since it last held it (at startup, or
 // after losing its connection) or when LeaseOptions.Failover is set; otherwise it stays
-// passive. A ctx done before the call fails it without touching the lease; one that
-// ends during the check closes the connection, and so releases the lock: pgx cannot
-// tell a slow server from a dead one.
+// passive. Finding the lock held by its own lost session, which the server has not
+// dropped yet, does not count as finding another instance: Active says false, and tries
+// again at the next call. A ctx done before the call fails it without touching the
+// lease; one that ends during the check closes the connection, and so releases the lock
+// (once the server notices): pgx cannot tell a slow server from a dead one.
 func (l *Lease) Active(ctx context.Context) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -93,12 +148,14 @@ func (l *Lease) Active(ctx context.Context) (bool, error) {
 	case l.others && !l.failover:
 		return false, nil
 	}
-	return l.try(ctx)
+	got, err := l.try(ctx)
+	return got == taken, err
 }
 
 // Promote implements carousel.Promoter: it takes the lock if it is free, whatever this
 // instance found before, and fails with carousel.ErrLeaseHeld if another instance
-// holds it.
+// holds it, or if this instance's own lost session still does (the error says so; a
+// later Active or Promote takes the lock once the server has dropped that session).
 func (l *Lease) Promote(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -114,11 +171,14 @@ func (l *Lease) Promote(ctx context.Context) error {
 		}
 		l.drop(ctx) // lost: take it again if it is free
 	}
-	ok, err := l.try(ctx)
-	if err != nil {
+	got, err := l.try(ctx)
+	switch {
+	case err != nil:
 		return err
-	}
-	if !ok {
+	case got == heldByUs:
+		return fmt.Errorf("pgstore: lease %q: held by this instance's lost server session (pid %d), "+
+			"until the server drops it: %w", l.name, l.last.pid, carousel.ErrLeaseHeld)
+	case got != taken:
 		return fmt.Errorf("pgstore: lease %q: %w", l.name, carousel.ErrLeaseHeld)
 	}
 	return nil
@@ -159,31 +219,49 @@ func (l *Lease) Close(ctx context.Context) error {
 }
 
 // try tries to take the lock on the dedicated connection, making one when there is
-// none. It keeps the connection for the next try only when there will be one without
-// an operator: with Failover.
-func (l *Lease) try(ctx context.Context) (bool, error) {
+// none. Finding the lock held, it looks up the holder: this instance's lost session
+// (l.last) leaves l.others alone, any other session sets it. A holder gone before it
+// could be looked up makes it try again, as a call a moment later would have, up to
+// lockAttempts times. It keeps the connection for the next try only when there will be
+// one without an operator: with Failover, or while l.others is unset.
+func (l *Lease) try(ctx context.Context) (outcome, error) {
 	if l.conn == nil {
 		c, err := l.pool.Acquire(ctx)
 		if err != nil {
-			return false, fmt.Errorf("pgstore: lease %q: connect: %w", l.name, err)
+			return unsettled, fmt.Errorf("pgstore: lease %q: connect: %w", l.name, err)
 		}
 		l.conn = c.Hijack()
 	}
-	var ok bool
-	err := l.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", l.name).Scan(&ok)
-	switch {
-	case err != nil:
-		l.drop(ctx)
-		return false, fmt.Errorf("pgstore: lease %q: take the lock: %w", l.name, err)
-	case ok:
-		l.held, l.others = true, false
-		return true, nil
+	for range lockAttempts {
+		var ok bool
+		var s session
+		if err := l.conn.QueryRow(ctx, takeSQL, l.name).Scan(&ok, &s.pid, &s.start); err != nil {
+			l.drop(ctx)
+			return unsettled, fmt.Errorf("pgstore: lease %q: take the lock: %w", l.name, err)
+		}
+		if ok {
+			l.held, l.others, l.last = true, false, s
+			return taken, nil
+		}
+		var holders int64
+		var ours bool
+		if err := l.conn.QueryRow(ctx, holderSQL, l.name, l.last.pid, l.last.start).Scan(&holders, &ours); err != nil {
+			l.drop(ctx)
+			return unsettled, fmt.Errorf("pgstore: lease %q: look up the lock's holder: %w", l.name, err)
+		}
+		switch {
+		case holders == 0: // released in between
+			continue
+		case ours:
+			return heldByUs, nil
+		}
+		l.others = true
+		if !l.failover {
+			l.drop(ctx)
+		}
+		return heldByOther, nil
 	}
-	l.others = true
-	if !l.failover {
-		l.drop(ctx)
-	}
-	return false, nil
+	return unsettled, nil
 }
 
 // drop closes the dedicated connection, which releases the lock if the server still

@@ -1,8 +1,14 @@
 package pgstore
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
@@ -235,4 +241,160 @@ func TestLeaseConcurrent(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, held)
+}
+
+// cutProxy forwards TCP to the server; cut breaks the client side of every connection
+// so far while the server side stays open, as a network failure the server has not
+// noticed yet does (until its TCP keepalive gives up, by default after two hours).
+type cutProxy struct {
+	ln      net.Listener
+	mu      sync.Mutex
+	clients []net.Conn
+	servers []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &cutProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.clients, p.servers = append(p.clients, c), append(p.servers, s)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(s, c) }() // never closes s: the server must not notice
+			go func() { _, _ = io.Copy(c, s) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range append(p.clients, p.servers...) {
+			c.Close()
+		}
+	})
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.clients {
+		c.Close()
+	}
+	p.clients = nil
+}
+
+// proxiedPool returns a pool on the schema of pool whose connections go through proxy.
+func proxiedPool(t *testing.T, pool *pgxpool.Pool, proxy *cutProxy) *pgxpool.Pool {
+	t.Helper()
+	cfg := pool.Config()
+	host, port, err := net.SplitHostPort(proxy.ln.Addr().String())
+	require.NoError(t, err)
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Fallbacks = host, uint16(p), nil
+	proxied, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(proxied.Close)
+	return proxied
+}
+
+// Without Failover, the holder that loses its connection while the server keeps its
+// session (the usual case after a network failure) finds the lock held by that session
+// of its own: it stays passive but, not taking it for another instance, keeps trying,
+// and takes the lease back once the server drops the session. Another instance finding
+// the same session holding the lock takes it for another instance, as it is.
+func TestLeaseRetakesAfterItsOwnSessionDies(t *testing.T) {
+	pool := pgtest.Pool(t)
+	cc := pool.Config().ConnConfig
+	proxy := newCutProxy(t, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))))
+	name := uniqueName(t)
+	a, b := newTestLease(t, proxiedPool(t, pool, proxy), name, false), newTestLease(t, pool, name, false)
+
+	require.True(t, active(t, a))
+	require.False(t, active(t, b))
+	oldPID := a.pid()
+
+	proxy.cut()
+	ok, err := a.Active(t.Context())
+	require.Error(t, err, "the lost connection is noticed")
+	require.False(t, ok)
+
+	for range 3 {
+		assert.False(t, active(t, a), "the old session still holds the lock")
+	}
+	assert.False(t, a.Held())
+	err = a.Promote(t.Context())
+	require.ErrorIs(t, err, carousel.ErrLeaseHeld)
+	assert.ErrorContains(t, err, fmt.Sprintf("lost server session (pid %d)", oldPID))
+	assert.False(t, active(t, b))
+
+	// The server finally drops the dead session, releasing the lock.
+	var terminated bool
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT pg_terminate_backend($1, 10000)", int32(oldPID)).Scan(&terminated))
+	require.True(t, terminated)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	ok, err = a.Active(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok, "the lease is free and nobody else ever held it: the instance that held it takes it back")
+	assert.NotEqual(t, oldPID, a.pid())
+	assert.False(t, active(t, b), "b found another session holding the lock, and waits for an operator")
+}
+
+// holderSQL finds the session holding the lock of a name, whatever the sign of the
+// name's hash and of its halves, and recognises it by pid and backend start time only.
+func TestLeaseHolderLookup(t *testing.T) {
+	pool := pgtest.Pool(t)
+	holder, err := pool.Acquire(t.Context())
+	require.NoError(t, err)
+	defer holder.Release()
+	var s session
+	require.NoError(t, holder.QueryRow(t.Context(), takeSQL, uniqueName(t)).Scan(new(bool), &s.pid, &s.start))
+	require.NotNil(t, s.start)
+	later := s.start.Add(time.Microsecond) // the same pid, reused by a later session
+
+	lookup := func(name string, pid int32, start *time.Time) (holders int64, ours bool) {
+		t.Helper()
+		require.NoError(t, pool.QueryRow(t.Context(), holderSQL, name, pid, start).Scan(&holders, &ours))
+		return holders, ours
+	}
+	signs := map[[2]bool]bool{}
+	for i := range 32 {
+		name := fmt.Sprintf("%s-%d", uniqueName(t), i)
+		var key int64
+		require.NoError(t, holder.QueryRow(t.Context(),
+			"SELECT hashtextextended($1, 0), pg_advisory_lock(hashtextextended($1, 0))", name).Scan(&key, nil))
+		signs[[2]bool{key < 0, int32(key) < 0}] = true
+
+		holders, ours := lookup(name, s.pid, s.start)
+		assert.Equal(t, int64(1), holders, name)
+		assert.True(t, ours, name)
+		_, ours = lookup(name, s.pid+1, s.start)
+		assert.False(t, ours, "another pid")
+		_, ours = lookup(name, s.pid, &later)
+		assert.False(t, ours, "another backend start")
+		_, ours = lookup(name, s.pid, nil)
+		assert.False(t, ours, "an unknown backend start")
+
+		var unlocked bool
+		require.NoError(t, holder.QueryRow(t.Context(), "SELECT pg_advisory_unlock(hashtextextended($1, 0))", name).Scan(&unlocked))
+		require.True(t, unlocked)
+		holders, _ = lookup(name, s.pid, s.start)
+		assert.Zero(t, holders, "released")
+	}
+	t.Logf("signs of (key, low half) seen: %v", signs)
 }

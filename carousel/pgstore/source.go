@@ -162,7 +162,7 @@ func (s *Source) List(ctx context.Context, q carousel.Query, after carousel.Item
 		return nil, fmt.Errorf("pgstore: list collection %q from %s: %w", q.Collection, table, err)
 	}
 	defer rows.Close()
-	items := make([]carousel.Item, 0, limit)
+	items := make([]carousel.Item, 0, min(limit, 1024)) // limit bounds the answer, not the allocation
 	for rows.Next() {
 		var (
 			id       string

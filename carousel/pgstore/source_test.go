@@ -3,6 +3,7 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -233,4 +234,34 @@ func TestSourceQueryErrors(t *testing.T) {
 	defer cancel()
 	_, err = src.Count(ctx, carousel.Query{Collection: "things"})
 	assert.True(t, errors.Is(err, ctx.Err()), "%v", err)
+}
+
+// A huge limit (a caller asking for "everything", or a big Config.PageSize) bounds the
+// answer, not the allocation: List answers as MemorySource does, without panicking or
+// allocating for rows that are not there.
+func TestSourceListWithAHugeLimit(t *testing.T) {
+	pool := pgtest.Pool(t)
+	items := []carousel.Item{{ID: "a", Modified: at(0)}, {ID: "b", Modified: at(1000)}}
+	createItems(t, pool, "review_items", "text", items)
+	s := newTestSource(t, pool, SourceOptions{Tables: map[string]string{"c": "review_items"}})
+
+	mem := carousel.NewMemorySource()
+	require.NoError(t, mem.Put("c", items...))
+	want, err := mem.List(t.Context(), carousel.Query{Collection: "c"}, carousel.Item{}, math.MaxInt)
+	require.NoError(t, err)
+	require.Len(t, want, 2)
+
+	got, err := func() (got []carousel.Item, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("List panicked: %v", r)
+			}
+		}()
+		return s.List(t.Context(), carousel.Query{Collection: "c"}, carousel.Item{}, math.MaxInt)
+	}()
+	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i].ID, got[i].ID)
+	}
 }
