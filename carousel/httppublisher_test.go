@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -397,7 +398,9 @@ func TestHTTPPublisherRetriesRequestTimeout(t *testing.T) {
 }
 
 func TestHTTPPublisherDoesNotRetryAnUntrustedCertificate(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	clk := clock.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Clock: clk})

@@ -188,16 +188,19 @@ func TestRunRetriesACycleWhoseRestoreFailed(t *testing.T) {
 			t.Fatal("the toggle was not asked")
 		}
 	}
-	ask() // active: startAll, whose restore fails
-	for range 3 {
-		r.clk.Advance(time.Minute)
-		ask() // each question means the watch before it is done
-	}
+	ask() // active: the cycle starts, and its restore fails
+	w := r.nextWait()
+	cs, _ := r.s.Cycle("whole")
+	assert.Equal(t, []State{Starting, Unhealthy}, cs.Metadata.States, "unhealthy while the store fails")
+	assert.Contains(t, cs.Metadata.LastError, "loading metadata")
+	r.clk.Set(w.until) // the retry, which succeeds
+	got := r.publishes(1, nil)
+	assert.Equal(t, "iaa", got[0].id)
 	status := r.s.Status()
-	require.True(t, status.Started)
-	require.True(t, status.Active)
-	assert.Greater(t, st.loads.Load(), int32(1), "the failed restore is never tried again")
-	assert.True(t, r.s.cycles["whole"].running(), "active and started, yet the cycle never runs")
+	assert.True(t, status.Started)
+	assert.True(t, status.Active)
+	assert.Equal(t, int32(2), st.loads.Load(), "tried again, once")
+	assert.True(t, r.s.cycles["whole"].running())
 }
 
 // StopCycle then ResumeCycle (or a toggle flap: Shutdown then Start) keeps the throttle:

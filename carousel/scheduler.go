@@ -87,29 +87,25 @@ func (s *Scheduler) Add(ctx context.Context, cfg CycleConfig) error {
 
 // Delete stops the cycle id, forgets it, and deletes its saved metadata.
 func (s *Scheduler) Delete(ctx context.Context, id string) error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	c, err := s.cycle(id)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.held = true // stopped for good, even if the delete below fails
-	c.mu.Unlock()
-	if err := c.stop(ctx); err != nil {
-		return err
-	}
-	// The goroutine saved on its way out; the delete comes after. The cycle is forgotten
-	// only once its metadata is: a cycle re-added under the name must not resume it.
-	if err := s.cfg.Store.Delete(ctx, id); err != nil {
-		return fmt.Errorf("carousel: deleting metadata of cycle %s (it is stopped; delete it again): %w", id, err)
-	}
-	s.mu.Lock()
-	if s.cycles[id] == c {
-		delete(s.cycles, id)
-	}
-	s.mu.Unlock()
-	return nil
+	return s.withCycle(id, func(c *cycle) error {
+		c.mu.Lock()
+		c.held = true // stopped for good, even if the delete below fails
+		c.mu.Unlock()
+		if err := c.stop(ctx); err != nil {
+			return err
+		}
+		// The goroutine saved on its way out; the delete comes after. The cycle is forgotten
+		// only once its metadata is: a cycle re-added under the name must not resume it.
+		if err := s.cfg.Store.Delete(ctx, id); err != nil {
+			return fmt.Errorf("carousel: deleting metadata of cycle %s (it is stopped; delete it again): %w", id, err)
+		}
+		s.mu.Lock()
+		if s.cycles[id] == c {
+			delete(s.cycles, id)
+		}
+		s.mu.Unlock()
+		return nil
+	})
 }
 
 // Cycles returns every cycle's status, by id.
@@ -147,59 +143,47 @@ func (s *Scheduler) Status() Status {
 // long as the process: a restarted process starts every cycle (remove a cycle from the
 // config file to keep it stopped).
 func (s *Scheduler) StopCycle(ctx context.Context, id string) error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	c, err := s.cycle(id)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.held = true
-	c.mu.Unlock()
-	return c.stop(ctx)
+	return s.withCycle(id, func(c *cycle) error {
+		c.mu.Lock()
+		c.held = true
+		c.mu.Unlock()
+		return c.stop(ctx)
+	})
 }
 
 // ResumeCycle starts the cycle id again where it stopped. It returns ErrPassive when the
 // scheduler is not started (its cycles are not meant to run here).
 func (s *Scheduler) ResumeCycle(ctx context.Context, id string) error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	c, err := s.cycle(id)
-	if err != nil {
-		return err
-	}
-	if !s.isStarted() {
-		return fmt.Errorf("%w: start the scheduler first", ErrPassive)
-	}
-	c.mu.Lock()
-	c.held = false
-	c.mu.Unlock()
-	c.start()
-	return nil
+	return s.withCycle(id, func(c *cycle) error {
+		if !s.isStarted() {
+			return fmt.Errorf("%w: start the scheduler first", ErrPassive)
+		}
+		c.mu.Lock()
+		c.held = false
+		c.mu.Unlock()
+		c.start()
+		return nil
+	})
 }
 
 // ResetCycle forgets the progress of the cycle id: its next iteration is a first one,
 // from the beginning of its collection or a fresh window. A running cycle restarts.
 func (s *Scheduler) ResetCycle(ctx context.Context, id string) error {
-	s.life.Lock()
-	defer s.life.Unlock()
-	c, err := s.cycle(id)
-	if err != nil {
-		return err
-	}
-	wasRunning := c.running()
-	if err := c.stop(ctx); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.loaded = true // the saved progress is what is being reset
-	c.mu.Unlock()
-	c.reset()
-	c.save(ctx)
-	if wasRunning && s.isStarted() {
-		c.start()
-	}
-	return nil
+	return s.withCycle(id, func(c *cycle) error {
+		wasRunning := c.running()
+		if err := c.stop(ctx); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.loaded = true // the saved progress is what is being reset
+		c.mu.Unlock()
+		c.reset()
+		c.save(ctx)
+		if wasRunning && s.isStarted() {
+			c.start()
+		}
+		return nil
+	})
 }
 
 // Throttle returns the interval at which the cycle id publishes now.
@@ -348,6 +332,18 @@ func (s *Scheduler) askToggle(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ToggleInterval)
 	defer cancel()
 	return s.cfg.Toggle.Active(ctx)
+}
+
+// withCycle calls f with the cycle id under the life lock: an operation that stops or
+// starts one cycle is serialized with every other.
+func (s *Scheduler) withCycle(id string, f func(c *cycle) error) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	c, err := s.cycle(id)
+	if err != nil {
+		return err
+	}
+	return f(c)
 }
 
 func (s *Scheduler) cycle(id string) (*cycle, error) {
