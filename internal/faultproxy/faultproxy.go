@@ -208,12 +208,20 @@ func (p *Proxy) Close() error {
 func (p *Proxy) wait(ctx context.Context, done func() bool) error {
 	// The broadcast takes p.mu, so it cannot slip in between our ctx check
 	// and cond.Wait and be lost.
+	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.cond.Broadcast()
 	})
-	defer stop()
+	// If the wake-up has already started, wait for it: no goroutine of the
+	// proxy may outlive the call that made it (Close promises as much).
+	defer func() {
+		if !stop() {
+			<-woken
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for !done() {
