@@ -130,7 +130,7 @@ func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	st := tr.Stats()
 	assert.Equal(t, uint64(2), st.Connects)
 	assert.Equal(t, uint64(1), st.ConnectionDrops)
-	assert.Zero(t, st.AckErrors)
+	assert.LessOrEqual(t, st.AckErrors, uint64(1), "only an acknowledgement racing the close may fail")
 	assert.Equal(t, uint64(1), s.Stats().ConnectionDowns)
 }
 
@@ -213,7 +213,9 @@ func TestReconnectMidStream(t *testing.T) {
 	}
 	st := tr.Stats()
 	assert.Equal(t, uint64(1), st.ConnectionDrops, "a stale acknowledgement would have closed the new channel: a second drop")
-	assert.Zero(t, st.AckErrors)
+	// An acknowledgement in flight when the broker closed the connection fails (and its
+	// messages are the broker's to redeliver); no later one may.
+	assert.LessOrEqual(t, st.AckErrors, uint64(1), "only an acknowledgement racing the close may fail")
 }
 
 // sameMessage reports whether a and b say the same, whenever they were received.
