@@ -1,0 +1,155 @@
+package locks_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// livenessRig runs a Liveness and an Ingester feeding it, on one store and fake clock.
+type livenessRig struct {
+	store   locks.Store
+	clk     *clock.Fake
+	live    *locks.Liveness
+	in      *locks.Ingester
+	checked chan check
+	stop    func()
+}
+
+type check struct {
+	id   locks.SensorID
+	lost bool
+}
+
+func newLivenessRig(t *testing.T, store locks.Store, clk *clock.Fake) *livenessRig {
+	r := &livenessRig{store: store, clk: clk, checked: make(chan check, 100)}
+	var err error
+	r.live, err = locks.NewLiveness(locks.LivenessConfig{Store: store, Clock: clk, Silence: time.Hour,
+		Resync: 24 * time.Hour, Checked: func(id locks.SensorID, lost bool) { r.checked <- check{id, lost} }})
+	require.NoError(t, err)
+	r.in, err = locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk, Seen: r.live.Seen})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.live.Run(ctx) }()
+	r.stop = func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+	t.Cleanup(func() {
+		if ctx.Err() == nil {
+			r.stop()
+		}
+	})
+	clk.BlockUntil(2) // the monitor's tick and the resync ticker: Run has loaded the store
+	return r
+}
+
+// next waits for the next silence the monitor finds to be checked.
+func (r *livenessRig) next(t *testing.T) check {
+	t.Helper()
+	select {
+	case c := <-r.checked:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no silence checked within 10s")
+		return check{}
+	}
+}
+
+func TestLivenessLostAndRestored(t *testing.T) {
+	store := locks.NewMemoryStore(0)
+	registry(t, store, []string{"s1", "s2"}, "http://a.example/hook")
+	clk := clock.NewFake(t0)
+	rig := newLivenessRig(t, store, clk)
+	ctx := t.Context()
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0), reading("s2", 0, t0))))
+
+	clk.Advance(59 * time.Minute)
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(clk.Now(), reading("s2", 0, clk.Now()))))
+	clk.BlockUntil(2)
+	clk.Advance(time.Minute + time.Second) // s1 silent for an hour; s2 heard a minute ago
+	assert.Equal(t, check{"s1", true}, rig.next(t))
+	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "s1")))
+	assert.Equal(t, []string{"changed 0 pending client1"}, summary(notes(t, store, "s2")))
+	cur, err := store.Current(ctx, "s1")
+	require.NoError(t, err)
+	assert.True(t, cur.Lost)
+	lost := notes(t, store, "s1")[1]
+	assert.True(t, lost.At.Equal(t0.Add(time.Hour+time.Second)), "the loss is dated when it was found: %v", lost.At)
+
+	back := clk.Now()
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(back, reading("s1", 1, back))))
+	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1", "restored 1 pending client1"},
+		summary(notes(t, store, "s1")), "restored by the next reading")
+	assert.Equal(t, uint64(1), rig.live.Stats().Lost)
+}
+
+func TestLivenessChecksTheStoreBeforeALoss(t *testing.T) {
+	store := locks.NewMemoryStore(0)
+	registry(t, store, []string{"s1"}, "http://a.example/hook")
+	clk := clock.NewFake(t0)
+	rig := newLivenessRig(t, store, clk)
+	ctx := t.Context()
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
+
+	// Another process hears s1: its Ingester is not wired to this Liveness.
+	other, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk})
+	require.NoError(t, err)
+	clk.Advance(30 * time.Minute)
+	require.NoError(t, other.HandleBatch(ctx, msgs(clk.Now(), reading("s1", 1, clk.Now()))))
+
+	clk.BlockUntil(2)
+	clk.Advance(30*time.Minute + time.Second)
+	// The monitor found s1 silent, the store knew better: no loss, s1 watched again.
+	assert.Equal(t, check{"s1", false}, rig.next(t))
+	assert.Len(t, notes(t, store, "s1"), 1)
+	assert.Equal(t, uint64(1), rig.live.Stats().FalseAlarms)
+
+	clk.BlockUntil(2)
+	clk.Advance(30*time.Minute + time.Second) // an hour after the other process heard it
+	assert.Equal(t, check{"s1", true}, rig.next(t))
+	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "s1")))
+}
+
+func TestLivenessResumesFromTheStore(t *testing.T) {
+	store := locks.NewMemoryStore(0)
+	registry(t, store, []string{"quiet", "gone", "fine"}, "http://a.example/hook")
+	clk := clock.NewFake(t0)
+	rig := newLivenessRig(t, store, clk)
+	ctx := t.Context()
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("quiet", 1, t0), reading("gone", 1, t0))))
+	clk.BlockUntil(2)
+	clk.Advance(time.Hour + time.Second)
+	got := []check{rig.next(t), rig.next(t)}
+	assert.ElementsMatch(t, []check{{"quiet", true}, {"gone", true}}, got)
+	require.NoError(t, rig.in.HandleBatch(ctx, msgs(clk.Now(), reading("fine", 1, clk.Now()))))
+	rig.stop() // the process stops
+
+	clk.Advance(2 * time.Hour) // and is down for two hours
+	rig2 := newLivenessRig(t, store, clk)
+	clk.Advance(time.Second)
+	assert.Equal(t, check{"fine", true}, rig2.next(t), "fell silent while the process was down")
+	assert.Len(t, notes(t, store, "quiet"), 2, "a sensor lost before the restart is not lost again")
+	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "fine")))
+	assert.Equal(t, 3, rig2.live.Stats().Tracked)
+}
+
+func TestLivenessForgetsDeletedSensors(t *testing.T) {
+	store := locks.NewMemoryStore(0)
+	registry(t, store, []string{"s1"}, "http://a.example/hook")
+	clk := clock.NewFake(t0)
+	rig := newLivenessRig(t, store, clk)
+	require.NoError(t, rig.in.HandleBatch(t.Context(), msgs(t0, reading("s1", 1, t0))))
+	require.NoError(t, store.DeleteSensor(t.Context(), "s1"))
+	clk.Advance(time.Hour + time.Second)
+	assert.Equal(t, check{"s1", false}, rig.next(t))
+	assert.Zero(t, rig.live.Stats().Tracked)
+	assert.Zero(t, rig.live.Stats().Lost)
+}

@@ -1,0 +1,308 @@
+package locks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedkit/feedkit/internal/clock"
+)
+
+// Defaults of NotifierConfig.
+const (
+	DefaultMaxAttempts    = 10
+	DefaultAttemptTimeout = 10 * time.Second
+	DefaultWorkers        = 16
+	DefaultPollInterval   = time.Second
+)
+
+// IdempotencyKeyHeader carries a notification's ID in every attempt to deliver it, so
+// that a client that got an attempt whose answer was lost can drop the retry.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// NotifierConfig configures a Notifier. Only Store is required.
+type NotifierConfig struct {
+	Store Store
+	// Client makes the requests; nil is a client that does not follow redirects (a
+	// notification URL that moved is an operator's to update, not a POST to turn into a
+	// GET). Each attempt is bounded by AttemptTimeout whatever the client's own timeout.
+	Client *http.Client
+	// AttemptTimeout bounds one attempt; 0 means DefaultAttemptTimeout. The next attempt
+	// is never due before it has passed, so attempts of a notification never overlap.
+	AttemptTimeout time.Duration
+	// Schedule spaces the attempts; nil means DefaultSchedule.
+	Schedule Schedule
+	// MaxAttempts is how many attempts a notification gets before it is dead; 0 means
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// Workers is how many attempts run at once; 0 means DefaultWorkers.
+	Workers int
+	// PollInterval is how often the Notifier looks for due retries and for notifications
+	// other processes created; 0 means DefaultPollInterval. Wake makes it look at once.
+	PollInterval time.Duration
+	// UserAgent is sent with every request; "" means "feedkit-locksensors".
+	UserAgent string
+	Clock     clock.Clock
+	Logger    *slog.Logger
+}
+
+// Notifier delivers the Store's pending notifications: it claims the due ones, POSTs
+// each to its client's URL as it is at that moment, and records every attempt. Any
+// number of Notifiers, in any number of processes, may share a Store: a claim is
+// exclusive, so no attempt is made twice.
+type Notifier struct {
+	cfg   NotifierConfig
+	wake  chan struct{}
+	stats notifyCounters
+}
+
+// NotifierStats counts what a Notifier did.
+type NotifierStats struct {
+	Attempts  uint64 `json:"attempts"`
+	Delivered uint64 `json:"delivered"`
+	Failed    uint64 `json:"failed"`    // attempts that failed (a retry is due later)
+	Dead      uint64 `json:"dead"`      // notifications given up
+	Cancelled uint64 `json:"cancelled"` // notifications whose client was no longer linked
+	Errors    uint64 `json:"errors"`    // store errors
+}
+
+type notifyCounters struct {
+	attempts, delivered, failed, dead, cancelled, errors atomic.Uint64
+}
+
+// Body is what a client receives, as JSON.
+type Body struct {
+	NotificationID NotificationID `json:"notification_id"`
+	SensorID       SensorID       `json:"sensor_id"`
+	Address        string         `json:"address"`
+	Event          Event          `json:"event"`
+	State          State          `json:"state"`
+	Time           time.Time      `json:"time"`
+}
+
+// NewNotifier returns a Notifier, or an error naming the bad field.
+func NewNotifier(cfg NotifierConfig) (*Notifier, error) {
+	if cfg.Store == nil {
+		return nil, &FieldError{Field: "NotifierConfig.Store", Problem: "missing"}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"AttemptTimeout", int64(cfg.AttemptTimeout)}, {"MaxAttempts", int64(cfg.MaxAttempts)},
+		{"Workers", int64(cfg.Workers)}, {"PollInterval", int64(cfg.PollInterval)}} {
+		if f.v < 0 {
+			return nil, &FieldError{Field: "NotifierConfig." + f.name, Problem: "negative"}
+		}
+	}
+	if v, ok := cfg.Schedule.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("NotifierConfig.Schedule: %w", err)
+		}
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	cfg.AttemptTimeout = cmpOr(cfg.AttemptTimeout, DefaultAttemptTimeout)
+	cfg.MaxAttempts = cmpOr(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.Workers = cmpOr(cfg.Workers, DefaultWorkers)
+	cfg.PollInterval = cmpOr(cfg.PollInterval, DefaultPollInterval)
+	if cfg.Schedule == nil {
+		cfg.Schedule = DefaultSchedule
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "feedkit-locksensors"
+	}
+	cfg.Clock = clock.OrReal(cfg.Clock)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Notifier{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Wake makes Run look for due notifications at once: a new one was created.
+func (n *Notifier) Wake() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns the Notifier's counters.
+func (n *Notifier) Stats() NotifierStats {
+	c := &n.stats
+	return NotifierStats{Attempts: c.attempts.Load(), Delivered: c.delivered.Load(), Failed: c.failed.Load(),
+		Dead: c.dead.Load(), Cancelled: c.cancelled.Load(), Errors: c.errors.Load()}
+}
+
+// retryAfter is the delay Claim gives attempt k's successor: the schedule's, but never
+// less than an attempt may last, so that a retry cannot start while k still runs.
+func (n *Notifier) retryAfter(k int) time.Duration {
+	// On a microsecond, as a Store keeps times: a due time between two would be
+	// reached by the clock but not by the (truncated) time a claim compares it with.
+	return max(n.cfg.Schedule.After(k), n.cfg.AttemptTimeout+time.Second).Truncate(time.Microsecond)
+}
+
+// Run delivers notifications until ctx ends, then returns nil once its attempts have
+// ended and been recorded. An attempt cut short by ctx is recorded as failed; its retry
+// is already scheduled.
+func (n *Notifier) Run(ctx context.Context) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		inFlight int
+		freed    = make(chan struct{}, 1)
+	)
+	defer wg.Wait()
+	for {
+		mu.Lock()
+		free := n.cfg.Workers - inFlight
+		mu.Unlock()
+		got := 0
+		if free > 0 {
+			ds, err := n.cfg.Store.Claim(ctx, ClaimRequest{Now: n.now(), Limit: free,
+				MaxAttempts: n.cfg.MaxAttempts, RetryAfter: n.retryAfter})
+			if err != nil && ctx.Err() == nil {
+				n.stats.errors.Add(1)
+				n.cfg.Logger.Error("locks: claim notifications", "err", err)
+			}
+			got = len(ds)
+			mu.Lock()
+			inFlight += got
+			mu.Unlock()
+			for _, d := range ds {
+				wg.Go(func() {
+					n.attempt(ctx, d)
+					mu.Lock()
+					inFlight--
+					mu.Unlock()
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				})
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if got > 0 && got == free {
+			continue // there may be more due: claim again as soon as a worker is free
+		}
+		if err := n.idle(ctx, free == 0, freed); err != nil {
+			return nil
+		}
+	}
+}
+
+// idle waits for a reason to claim again: a worker freed (when all were busy), a Wake,
+// the next retry falling due, or the poll interval (for what other processes create).
+func (n *Notifier) idle(ctx context.Context, busy bool, freed <-chan struct{}) error {
+	var freedC <-chan struct{}
+	if busy {
+		freedC = freed
+	}
+	wait := n.cfg.PollInterval
+	if _, next, err := n.cfg.Store.Pending(ctx); err == nil && !next.IsZero() {
+		// Due already yet not claimed: another notifier holds it for a moment.
+		wait = min(wait, max(next.Sub(n.cfg.Clock.Now()), min(wait, 50*time.Millisecond)))
+	}
+	t := n.cfg.Clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.wake:
+	case <-freedC:
+	case <-t.C():
+	}
+	return nil
+}
+
+func (n *Notifier) now() time.Time { return n.cfg.Clock.Now().UTC().Truncate(time.Microsecond) }
+
+// attempt makes attempt d.Attempts of d and records it.
+func (n *Notifier) attempt(ctx context.Context, d Delivery) {
+	r := Result{Notification: d.ID, N: d.Attempts}
+	if !d.Linked {
+		r.At, r.Status, r.Reason = n.now(), Cancelled, fmt.Sprintf("client %d is no longer linked to sensor %q", d.ClientID, d.SensorID)
+		n.stats.cancelled.Add(1)
+		n.finish(ctx, r)
+		return
+	}
+	n.stats.attempts.Add(1)
+	start := n.now()
+	code, err := n.post(ctx, d)
+	a := &Attempt{Notification: d.ID, N: d.Attempts, At: start, Duration: n.cfg.Clock.Since(start), StatusCode: code}
+	r.Attempt, r.At = a, n.now()
+	switch {
+	case err == nil:
+		r.Status = Delivered
+		n.stats.delivered.Add(1)
+	case d.Attempts >= n.cfg.MaxAttempts:
+		a.Error = err.Error()
+		r.Status, r.Reason = Dead, fmt.Sprintf("gave up after %d attempts: %v", d.Attempts, err)
+		n.stats.dead.Add(1)
+		n.cfg.Logger.Warn("locks: notification dead", "id", d.ID, "sensor", d.SensorID, "client", d.ClientID, "err", err)
+	default:
+		a.Error = err.Error()
+		r.Status = Pending
+		n.stats.failed.Add(1)
+	}
+	n.finish(ctx, r)
+}
+
+// finish records r even while the Notifier is stopping: the attempt was made.
+func (n *Notifier) finish(ctx context.Context, r Result) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.cfg.Store.Finish(ctx, r); err != nil && !errors.Is(err, ErrNotFound) {
+		n.stats.errors.Add(1)
+		n.cfg.Logger.Error("locks: record a notification attempt", "id", r.Notification, "err", err)
+	}
+}
+
+// post sends d to its client and returns the status code, and an error unless 2xx.
+func (n *Notifier) post(ctx context.Context, d Delivery) (int, error) {
+	body, err := json.Marshal(Body{NotificationID: d.ID, SensorID: d.SensorID, Address: d.Address,
+		Event: d.Event, State: d.State, Time: d.At})
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Client.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", n.cfg.UserAgent)
+	req.Header.Set(IdempotencyKeyHeader, "notification-"+strconv.FormatInt(int64(d.ID), 10))
+	resp, err := n.cfg.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	// Drained (a little) so the connection can be reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("%s answered %s", d.Client.URL, resp.Status)
+	}
+	return resp.StatusCode, nil
+}
