@@ -1,0 +1,473 @@
+package locks
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// The bodies of the API's answers and requests.
+type (
+	// apiHealthJSON is the body of GET /health.
+	apiHealthJSON struct {
+		Status string `json:"status"`
+	}
+	// apiSensorJSON is the body of POST /sensors and PUT /sensors/{id}. ID is a pointer
+	// so that a PUT tells an id left out from one that differs from the path's.
+	apiSensorJSON struct {
+		ID      *string `json:"id"`
+		Address string  `json:"address"`
+	}
+	// apiClientJSON is the body of POST /clients and PUT /clients/{id}.
+	apiClientJSON struct {
+		ID   *ClientID `json:"id"`
+		Name string    `json:"name"`
+		URL  string    `json:"url"`
+	}
+	apiSensorsJSON struct {
+		Sensors []Sensor `json:"sensors"`
+		Next    string   `json:"next,omitempty"`
+	}
+	apiClientsJSON struct {
+		Clients []Client `json:"clients"`
+		Next    string   `json:"next,omitempty"`
+	}
+	apiReadingsJSON struct {
+		Readings   []StoredReading `json:"readings"`
+		NextCursor string          `json:"next_cursor,omitempty"`
+	}
+	apiNotificationsJSON struct {
+		Notifications []Notification `json:"notifications"`
+		Next          string         `json:"next,omitempty"`
+		NextCursor    string         `json:"next_cursor,omitempty"`
+	}
+	apiDeadLettersJSON struct {
+		DeadLetters []DeadLetter `json:"dead_letters"`
+		Next        string       `json:"next,omitempty"`
+	}
+)
+
+// health answers as long as the process serves; the Store is not asked, so that a
+// database outage does not get a healthy process restarted by its probe.
+func (a *apiHandler) health(w http.ResponseWriter, r *http.Request) error {
+	a.writeJSON(w, r, http.StatusOK, apiHealthJSON{Status: "ok"})
+	return nil
+}
+
+func (a *apiHandler) listSensors(w http.ResponseWriter, r *http.Request) error {
+	q, err := apiQuery(r, "after", "limit")
+	if err != nil {
+		return err
+	}
+	var after SensorID
+	if s := q.Get("after"); s != "" {
+		if after, err = ParseSensorID(s); err != nil {
+			return apiBadField("after", s, `must be the "next" of the previous page, a sensor id`)
+		}
+	}
+	limit, err := apiLimit(q)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.ListSensors(r.Context(), after, limit+1)
+	if err != nil {
+		return err
+	}
+	body := apiSensorsJSON{}
+	var more bool
+	if body.Sensors, more = apiTrim(list, limit); more {
+		body.Next = string(body.Sensors[limit-1].ID)
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+func (a *apiHandler) createSensor(w http.ResponseWriter, r *http.Request) error {
+	var body apiSensorJSON
+	if err := decodeAPIBody(w, r, &body); err != nil {
+		return err
+	}
+	s := Sensor{Address: body.Address}
+	if body.ID != nil {
+		s.ID = SensorID(*body.ID)
+	}
+	if err := s.Validate(); err != nil {
+		return apiWithValue(err, map[string]string{"id": string(s.ID), "address": s.Address})
+	}
+	if err := a.store.CreateSensor(r.Context(), s); err != nil {
+		return err
+	}
+	a.logAction(r, "create sensor", "sensor", s.ID)
+	w.Header().Set("Location", "/sensors/"+url.PathEscape(string(s.ID)))
+	a.writeJSON(w, r, http.StatusCreated, s)
+	return nil
+}
+
+func (a *apiHandler) getSensor(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.store.GetSensor(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	a.writeJSON(w, r, http.StatusOK, s)
+	return nil
+}
+
+func (a *apiHandler) updateSensor(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return err
+	}
+	var body apiSensorJSON
+	if err := decodeAPIBody(w, r, &body); err != nil {
+		return err
+	}
+	// The id is the sensor's identity in readings and notifications: a body naming
+	// another is a mistake, not a rename.
+	if body.ID != nil && *body.ID != string(id) {
+		return apiBadField("id", *body.ID, fmt.Sprintf("differs from the path's %q; a sensor cannot be renamed", id))
+	}
+	s := Sensor{ID: id, Address: body.Address}
+	if err := s.Validate(); err != nil {
+		return apiWithValue(err, map[string]string{"address": s.Address})
+	}
+	if err := a.store.UpdateSensor(r.Context(), s); err != nil {
+		return err
+	}
+	a.logAction(r, "update sensor", "sensor", id)
+	a.writeJSON(w, r, http.StatusOK, s)
+	return nil
+}
+
+func (a *apiHandler) deleteSensor(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.DeleteSensor(r.Context(), id); err != nil {
+		return err
+	}
+	a.logAction(r, "delete sensor", "sensor", id)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *apiHandler) sensorState(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return err
+	}
+	c, err := a.store.Current(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	a.writeJSON(w, r, http.StatusOK, c)
+	return nil
+}
+
+func (a *apiHandler) sensorClients(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.Clients(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []Client{}
+	}
+	a.writeJSON(w, r, http.StatusOK, apiClientsJSON{Clients: list})
+	return nil
+}
+
+// apiLinkPath returns the sensor and the client of /sensors/{id}/clients/{client}.
+func apiLinkPath(r *http.Request) (SensorID, ClientID, error) {
+	sensor, err := apiSensorID(r)
+	if err != nil {
+		return "", 0, err
+	}
+	client, err := apiPathID(r, "client")
+	if err != nil {
+		return "", 0, err
+	}
+	return sensor, ClientID(client), nil
+}
+
+func (a *apiHandler) link(w http.ResponseWriter, r *http.Request) error {
+	sensor, client, err := apiLinkPath(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.Link(r.Context(), sensor, client); err != nil {
+		return err
+	}
+	a.logAction(r, "link", "sensor", sensor, "client", client)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *apiHandler) unlink(w http.ResponseWriter, r *http.Request) error {
+	sensor, client, err := apiLinkPath(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.Unlink(r.Context(), sensor, client); err != nil {
+		return err
+	}
+	a.logAction(r, "unlink", "sensor", sensor, "client", client)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// apiHistoryRequest returns the sensor, the range and the page size of
+// /sensors/{id}/readings and /sensors/{id}/notifications. The range asks for one entry
+// more than the page holds (see apiTrim).
+func apiHistoryRequest(r *http.Request) (SensorID, Range, int, error) {
+	id, err := apiSensorID(r)
+	if err != nil {
+		return "", Range{}, 0, err
+	}
+	q, err := apiQuery(r, "from", "to", "limit", "cursor")
+	if err != nil {
+		return "", Range{}, 0, err
+	}
+	rg, err := apiRange(q)
+	if err != nil {
+		return "", Range{}, 0, err
+	}
+	limit := rg.Limit
+	rg.Limit++
+	return id, rg, limit, nil
+}
+
+func (a *apiHandler) readings(w http.ResponseWriter, r *http.Request) error {
+	id, rg, limit, err := apiHistoryRequest(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.Readings(r.Context(), id, rg)
+	if err != nil {
+		return err
+	}
+	var body apiReadingsJSON
+	var more bool
+	if body.Readings, more = apiTrim(list, limit); more {
+		last := body.Readings[len(body.Readings)-1]
+		body.NextCursor = apiEncodeCursor(last.At, last.ID)
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+func (a *apiHandler) sensorNotifications(w http.ResponseWriter, r *http.Request) error {
+	id, rg, limit, err := apiHistoryRequest(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.Notifications(r.Context(), id, rg)
+	if err != nil {
+		return err
+	}
+	var body apiNotificationsJSON
+	var more bool
+	if body.Notifications, more = apiTrim(list, limit); more {
+		last := body.Notifications[len(body.Notifications)-1]
+		body.NextCursor = apiEncodeCursor(last.At, int64(last.ID))
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+// apiAfterAndLimit returns the after and limit of a list by id.
+func apiAfterAndLimit(r *http.Request) (int64, int, error) {
+	q, err := apiQuery(r, "after", "limit")
+	if err != nil {
+		return 0, 0, err
+	}
+	after, err := apiAfterID(q)
+	if err != nil {
+		return 0, 0, err
+	}
+	limit, err := apiLimit(q)
+	if err != nil {
+		return 0, 0, err
+	}
+	return after, limit, nil
+}
+
+func (a *apiHandler) listClients(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := apiAfterAndLimit(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.ListClients(r.Context(), ClientID(after), limit+1)
+	if err != nil {
+		return err
+	}
+	var body apiClientsJSON
+	var more bool
+	if body.Clients, more = apiTrim(list, limit); more {
+		body.Next = strconv.FormatInt(int64(body.Clients[limit-1].ID), 10)
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+func (a *apiHandler) createClient(w http.ResponseWriter, r *http.Request) error {
+	var body apiClientJSON
+	if err := decodeAPIBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.ID != nil {
+		return apiBadField("id", strconv.FormatInt(int64(*body.ID), 10), "is assigned by the service; leave it out")
+	}
+	c := Client{Name: body.Name, URL: body.URL}
+	if err := c.Validate(); err != nil {
+		return apiWithValue(err, map[string]string{"name": c.Name, "url": c.URL})
+	}
+	c, err := a.store.CreateClient(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	a.logAction(r, "create client", "client", c.ID)
+	w.Header().Set("Location", "/clients/"+strconv.FormatInt(int64(c.ID), 10))
+	a.writeJSON(w, r, http.StatusCreated, c)
+	return nil
+}
+
+// apiClientPath returns the client of /clients/{id}.
+func apiClientPath(r *http.Request) (ClientID, error) {
+	id, err := apiPathID(r, "id")
+	return ClientID(id), err
+}
+
+func (a *apiHandler) getClient(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiClientPath(r)
+	if err != nil {
+		return err
+	}
+	c, err := a.store.GetClient(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	a.writeJSON(w, r, http.StatusOK, c)
+	return nil
+}
+
+func (a *apiHandler) updateClient(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiClientPath(r)
+	if err != nil {
+		return err
+	}
+	var body apiClientJSON
+	if err := decodeAPIBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.ID != nil && *body.ID != id {
+		return apiBadField("id", strconv.FormatInt(int64(*body.ID), 10), fmt.Sprintf("differs from the path's %d; a client's id cannot change", id))
+	}
+	c := Client{ID: id, Name: body.Name, URL: body.URL}
+	if err := c.Validate(); err != nil {
+		return apiWithValue(err, map[string]string{"name": c.Name, "url": c.URL})
+	}
+	if err := a.store.UpdateClient(r.Context(), c); err != nil {
+		return err
+	}
+	a.logAction(r, "update client", "client", id)
+	a.writeJSON(w, r, http.StatusOK, c)
+	return nil
+}
+
+func (a *apiHandler) deleteClient(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiClientPath(r)
+	if err != nil {
+		return err
+	}
+	if err := a.store.DeleteClient(r.Context(), id); err != nil {
+		return err
+	}
+	a.logAction(r, "delete client", "client", id)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *apiHandler) deadNotifications(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := apiAfterAndLimit(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.DeadNotifications(r.Context(), NotificationID(after), limit+1)
+	if err != nil {
+		return err
+	}
+	var body apiNotificationsJSON
+	var more bool
+	if body.Notifications, more = apiTrim(list, limit); more {
+		body.Next = strconv.FormatInt(int64(body.Notifications[limit-1].ID), 10)
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+func (a *apiHandler) getNotification(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiPathID(r, "id")
+	if err != nil {
+		return err
+	}
+	n, err := a.store.Notification(r.Context(), NotificationID(id))
+	if err != nil {
+		return err
+	}
+	a.writeJSON(w, r, http.StatusOK, n)
+	return nil
+}
+
+func (a *apiHandler) replay(w http.ResponseWriter, r *http.Request) error {
+	id, err := apiPathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := a.store.Replay(r.Context(), NotificationID(id), a.clock.Now()); err != nil {
+		return err
+	}
+	a.logAction(r, "replay notification", "notification", id)
+	// Before reading it back: the replay is done whether or not that read succeeds.
+	if a.onReplay != nil {
+		a.onReplay()
+	}
+	n, err := a.store.Notification(r.Context(), NotificationID(id))
+	if err != nil {
+		return err
+	}
+	a.writeJSON(w, r, http.StatusOK, n)
+	return nil
+}
+
+func (a *apiHandler) deadLetters(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := apiAfterAndLimit(r)
+	if err != nil {
+		return err
+	}
+	list, err := a.store.DeadLetters(r.Context(), after, limit+1)
+	if err != nil {
+		return err
+	}
+	var body apiDeadLettersJSON
+	var more bool
+	if body.DeadLetters, more = apiTrim(list, limit); more {
+		body.Next = strconv.FormatInt(body.DeadLetters[limit-1].ID, 10)
+	}
+	a.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+// logAction records an operator's change, and from where it came: these change who is
+// told about which lock.
+func (a *apiHandler) logAction(r *http.Request, action string, args ...any) {
+	a.log.Info("operator action", append([]any{"action", action, "remote", r.RemoteAddr}, args...)...)
+}

@@ -1,0 +1,359 @@
+package locks
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxAPIBody bounds a request body: a sensor or a client is a few hundred bytes.
+const maxAPIBody = 64 << 10
+
+// The page sizes of the lists.
+const (
+	apiDefaultLimit = 100
+	apiMaxLimit     = 1000
+)
+
+// apiMaxValue bounds a value echoed back in an error: the field may be 64 KiB long.
+const apiMaxValue = 200
+
+// apiErrorJSON is the body of every error response.
+type apiErrorJSON struct {
+	Error  string         `json:"error"`
+	Fields []apiFieldJSON `json:"fields,omitempty"`
+}
+
+// apiFieldJSON is one bad field of a request in an error response.
+type apiFieldJSON struct {
+	Field   string `json:"field"`
+	Value   string `json:"value"`
+	Problem string `json:"problem"`
+}
+
+// apiFieldError is a bad field, path segment or query parameter of a request. Unlike a
+// FieldError it carries the value given, which an operator fixing a request wants to see.
+type apiFieldError struct{ apiFieldJSON }
+
+func (e *apiFieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// apiBadField returns an *apiFieldError.
+func apiBadField(field, value, problem string) error {
+	return &apiFieldError{apiFieldJSON{Field: field, Value: truncate(value, apiMaxValue), Problem: problem}}
+}
+
+// apiWithValue turns a *FieldError in err into an *apiFieldError with the value values
+// holds for its field, and returns any other error as it is.
+func apiWithValue(err error, values map[string]string) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return apiBadField(fe.Field, values[fe.Field], fe.Problem)
+}
+
+// apiBadRequest is a request that is malformed as a whole, not in one field: a body
+// that is not the JSON asked for, a query that does not parse.
+type apiBadRequest struct{ msg string }
+
+func (e *apiBadRequest) Error() string { return e.msg }
+
+// writeJSON writes v as the response body with the status.
+func (a *apiHandler) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	// Encoded before anything is sent, so that a value that cannot be (a Stats func's)
+	// is still answered with a 500 rather than a truncated 200.
+	b, err := json.Marshal(v)
+	if err != nil {
+		a.fail(w, r, http.StatusInternalServerError, fmt.Errorf("encoding the answer: %w", err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// States, lists and notifications change from one second to the next.
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	// The status is sent; a failed write means the client went away, nothing to tell.
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// writeError answers with the status err calls for.
+func (a *apiHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	a.fail(w, r, apiStatusOf(err), err)
+}
+
+// fail answers with status and err as JSON. A server error is logged in full but
+// answered with a generic message: it may hold a database's address or query.
+func (a *apiHandler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	body := apiErrorJSON{Error: err.Error()}
+	switch {
+	case status == http.StatusServiceUnavailable:
+		a.log.Warn("operator API", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		body.Error = "the request was cancelled or timed out; try again"
+	case status >= 500:
+		a.log.Error("operator API", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		body.Error = "internal server error; the server's log has the details"
+	}
+	var bad *apiFieldError
+	var fe *FieldError
+	switch {
+	case status >= 500:
+	case errors.As(err, &bad):
+		body.Fields = []apiFieldJSON{bad.apiFieldJSON}
+		body.Error = "bad request: " + bad.Error()
+	case errors.As(err, &fe): // from the Store, which does not know the value
+		body.Fields = []apiFieldJSON{{Field: fe.Field, Problem: fe.Problem}}
+		body.Error = "bad request: " + fe.Error()
+	}
+	a.writeJSON(w, r, status, body)
+}
+
+// apiStatusOf maps an error of the Store or of a request to its HTTP status.
+func apiStatusOf(err error) int {
+	var tooLarge *http.MaxBytesError
+	var badField *apiFieldError
+	var badRequest *apiBadRequest
+	var fe *FieldError
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &badField), errors.As(err, &badRequest), errors.As(err, &fe):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrExists), errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		// Not the server's fault: the client went away, or the Store was too slow for the
+		// request's deadline.
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// apiUnknownFieldRE finds the field that encoding/json's DisallowUnknownFields refused;
+// it names the field only in its message.
+var apiUnknownFieldRE = regexp.MustCompile(`unknown field "([^"]*)"`)
+
+// decodeAPIBody reads the request body, at most maxAPIBody of it, as one JSON object into
+// dst. Its errors name the bad field where there is one.
+func decodeAPIBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return apiBodyError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return apiBodyError(err)
+		}
+		return &apiBadRequest{"the request body must hold one JSON object and nothing after it"}
+	}
+	return nil
+}
+
+// apiBodyError explains why a body did not decode.
+func apiBodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("the request body is larger than %d bytes (64 KiB): %w", maxAPIBody, err)
+	case errors.Is(err, io.EOF):
+		return &apiBadRequest{"the request body is empty; want a JSON object"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &apiBadRequest{"the request body is malformed JSON: it ends too soon"}
+	case errors.As(err, &syntax):
+		return &apiBadRequest{fmt.Sprintf("the request body is malformed JSON at byte %d: %v", syntax.Offset, err)}
+	case errors.As(err, &typ) && typ.Field != "":
+		return apiBadField(typ.Field, "", fmt.Sprintf("must be a JSON %s, not %s", apiJSONKind(typ.Type.Kind()), typ.Value))
+	case errors.As(err, &typ):
+		return &apiBadRequest{"the request body must be a JSON object, not " + typ.Value}
+	}
+	if m := apiUnknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
+		return apiBadField(m[1], "", "is not a known field")
+	}
+	return &apiBadRequest{"the request body is not the JSON object asked for: " + err.Error()}
+}
+
+// apiJSONKind names the JSON type that decodes into a Go kind.
+func apiJSONKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.String:
+		return "string"
+	}
+	return "number"
+}
+
+// apiQuery returns r's query. A parameter not among known, or given twice, is refused:
+// ignored, a misspelt "limt" would give a page of the wrong size, and an "after" sent
+// where "cursor" is meant would give the first page for ever.
+func apiQuery(r *http.Request, known ...string) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &apiBadRequest{"the query is malformed: " + err.Error()}
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case !slices.Contains(known, name):
+			return nil, apiBadField(name, q.Get(name), fmt.Sprintf("is not a parameter of %s (it takes %s)", r.URL.Path, strings.Join(known, ", ")))
+		case len(q[name]) > 1:
+			return nil, apiBadField(name, strings.Join(q[name], ","), "is given more than once")
+		}
+	}
+	return q, nil
+}
+
+// apiLimit returns the page size the query asks for.
+func apiLimit(q url.Values) (int, error) {
+	s := q.Get("limit")
+	if s == "" {
+		return apiDefaultLimit, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > apiMaxLimit {
+		return 0, apiBadField("limit", s, fmt.Sprintf("must be a whole number from 1 to %d", apiMaxLimit))
+	}
+	return n, nil
+}
+
+// apiAfterID returns the id the query's after names: the "next" of the previous page of
+// a list by id, 0 for the first page.
+func apiAfterID(q url.Values) (int64, error) {
+	s := q.Get("after")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apiBadField("after", s, `must be the "next" of the previous page, a whole number from 0`)
+	}
+	return n, nil
+}
+
+// apiRange returns the part of a sensor's history the query asks for, with a page size.
+func apiRange(q url.Values) (Range, error) {
+	var rg Range
+	var err error
+	if rg.From, err = apiTime(q, "from"); err != nil {
+		return Range{}, err
+	}
+	if rg.To, err = apiTime(q, "to"); err != nil {
+		return Range{}, err
+	}
+	if !rg.From.IsZero() && !rg.To.IsZero() && rg.From.After(rg.To) {
+		return Range{}, apiBadField("to", q.Get("to"), fmt.Sprintf("is before from (%s)", q.Get("from")))
+	}
+	if rg.Limit, err = apiLimit(q); err != nil {
+		return Range{}, err
+	}
+	if s := q.Get("cursor"); s != "" {
+		if rg.After, err = apiDecodeCursor(s); err != nil {
+			return Range{}, apiBadField("cursor", s, `must be the "next_cursor" of the previous page, as it came`)
+		}
+	}
+	return rg, nil
+}
+
+// apiTime returns the query's parameter name as a time, zero when it is absent.
+func apiTime(q url.Values, name string) (time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	// An offset's "+" left unescaped in a URL arrives as a space; no RFC 3339 time Go
+	// reads has one, so it can only be that.
+	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(s, " ", "+"))
+	if err != nil {
+		return time.Time{}, apiBadField(name, s, "must be an RFC 3339 time, e.g. 2026-03-02T09:00:00Z")
+	}
+	return t, nil
+}
+
+// apiEncodeCursor returns the cursor of the page after the entry at, id. It is opaque
+// to clients, so its form may change; it is base64 only so that it passes through a URL
+// unescaped.
+func apiEncodeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d", at.UnixNano(), id))
+}
+
+// apiDecodeCursor parses what apiEncodeCursor returns.
+func apiDecodeCursor(s string) (Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, err
+	}
+	ns, id, ok := bytes.Cut(b, []byte("."))
+	if !ok {
+		return Cursor{}, errors.New("no separator")
+	}
+	n, err := strconv.ParseInt(string(ns), 10, 64)
+	if err != nil {
+		return Cursor{}, err
+	}
+	c := Cursor{At: time.Unix(0, n).UTC()}
+	if c.ID, err = strconv.ParseInt(string(id), 10, 64); err != nil {
+		return Cursor{}, err
+	}
+	if c.ID <= 0 {
+		return Cursor{}, errors.New("not an id")
+	}
+	return c, nil
+}
+
+// apiTrim cuts a page fetched with one entry more than limit back to limit, and reports
+// whether that entry was there: whether another page follows. The lookahead spares a
+// client the empty page it would otherwise fetch after a full last one.
+func apiTrim[T any](items []T, limit int) ([]T, bool) {
+	if len(items) > limit {
+		return items[:limit], true
+	}
+	if items == nil {
+		items = []T{} // [], not null
+	}
+	return items, false
+}
+
+// apiSensorID returns the sensor id of the request's path.
+func apiSensorID(r *http.Request) (SensorID, error) {
+	s := r.PathValue("id")
+	id, err := ParseSensorID(s)
+	if err != nil {
+		var fe *FieldError
+		errors.As(err, &fe)
+		return "", apiBadField("id", s, fe.Problem)
+	}
+	return id, nil
+}
+
+// apiPathID returns the path segment name as an id: a whole number from 1, as the
+// Store assigns them.
+func apiPathID(r *http.Request, name string) (int64, error) {
+	s := r.PathValue(name)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return 0, apiBadField(name, s, "must be a whole number from 1")
+	}
+	return n, nil
+}
