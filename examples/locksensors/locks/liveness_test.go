@@ -51,6 +51,15 @@ func newLivenessRig(t *testing.T, store locks.Store, clk *clock.Fake) *livenessR
 	return r
 }
 
+// advance moves the clock by d and makes sure the monitor has looked at the time it
+// reached: the fake clock fires the monitor's tick on the way, and the monitor may read
+// the time before the clock has got there, then wait for a tick that is already due.
+func (r *livenessRig) advance(d time.Duration) {
+	r.clk.Advance(d)
+	r.clk.BlockUntil(2) // the monitor's tick again, and the resync ticker
+	r.clk.Advance(0)
+}
+
 // next waits for the next silence the monitor finds to be checked.
 func (r *livenessRig) next(t *testing.T) check {
 	t.Helper()
@@ -71,10 +80,9 @@ func TestLivenessLostAndRestored(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0), reading("s2", 0, t0))))
 
-	clk.Advance(59 * time.Minute)
+	rig.advance(59 * time.Minute)
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(clk.Now(), reading("s2", 0, clk.Now()))))
-	clk.BlockUntil(2)
-	clk.Advance(time.Minute + time.Second) // s1 silent for an hour; s2 heard a minute ago
+	rig.advance(time.Minute + time.Second) // s1 silent for an hour; s2 heard a minute ago
 	assert.Equal(t, check{"s1", true}, rig.next(t))
 	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "s1")))
 	assert.Equal(t, []string{"changed 0 pending client1"}, summary(notes(t, store, "s2")))
@@ -102,18 +110,16 @@ func TestLivenessChecksTheStoreBeforeALoss(t *testing.T) {
 	// Another process hears s1: its Ingester is not wired to this Liveness.
 	other, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk})
 	require.NoError(t, err)
-	clk.Advance(30 * time.Minute)
+	rig.advance(30 * time.Minute)
 	require.NoError(t, other.HandleBatch(ctx, msgs(clk.Now(), reading("s1", 1, clk.Now()))))
 
-	clk.BlockUntil(2)
-	clk.Advance(30*time.Minute + time.Second)
+	rig.advance(30*time.Minute + time.Second)
 	// The monitor found s1 silent, the store knew better: no loss, s1 watched again.
 	assert.Equal(t, check{"s1", false}, rig.next(t))
 	assert.Len(t, notes(t, store, "s1"), 1)
 	assert.Equal(t, uint64(1), rig.live.Stats().FalseAlarms)
 
-	clk.BlockUntil(2)
-	clk.Advance(30*time.Minute + time.Second) // an hour after the other process heard it
+	rig.advance(30*time.Minute + time.Second) // an hour after the other process heard it
 	assert.Equal(t, check{"s1", true}, rig.next(t))
 	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "s1")))
 }
@@ -125,8 +131,7 @@ func TestLivenessResumesFromTheStore(t *testing.T) {
 	rig := newLivenessRig(t, store, clk)
 	ctx := t.Context()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("quiet", 1, t0), reading("gone", 1, t0))))
-	clk.BlockUntil(2)
-	clk.Advance(time.Hour + time.Second)
+	rig.advance(time.Hour + time.Second)
 	got := []check{rig.next(t), rig.next(t)}
 	assert.ElementsMatch(t, []check{{"quiet", true}, {"gone", true}}, got)
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(clk.Now(), reading("fine", 1, clk.Now()))))
@@ -134,7 +139,7 @@ func TestLivenessResumesFromTheStore(t *testing.T) {
 
 	clk.Advance(2 * time.Hour) // and is down for two hours
 	rig2 := newLivenessRig(t, store, clk)
-	clk.Advance(time.Second)
+	rig2.advance(time.Second)
 	assert.Equal(t, check{"fine", true}, rig2.next(t), "fell silent while the process was down")
 	assert.Len(t, notes(t, store, "quiet"), 2, "a sensor lost before the restart is not lost again")
 	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1"}, summary(notes(t, store, "fine")))
@@ -148,7 +153,7 @@ func TestLivenessForgetsDeletedSensors(t *testing.T) {
 	rig := newLivenessRig(t, store, clk)
 	require.NoError(t, rig.in.HandleBatch(t.Context(), msgs(t0, reading("s1", 1, t0))))
 	require.NoError(t, store.DeleteSensor(t.Context(), "s1"))
-	clk.Advance(time.Hour + time.Second)
+	rig.advance(time.Hour + time.Second)
 	assert.Equal(t, check{"s1", false}, rig.next(t))
 	assert.Zero(t, rig.live.Stats().Tracked)
 	assert.Zero(t, rig.live.Stats().Lost)
