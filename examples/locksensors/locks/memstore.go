@@ -396,8 +396,8 @@ func (m *MemoryStore) Notifications(ctx context.Context, sensor SensorID, r Rang
 	slices.SortFunc(all, func(a, b Notification) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID))
 	})
-	if len(all) > r.Limit {
-		all = all[:r.Limit]
+	if len(all) > max(r.Limit, 0) {
+		all = all[:max(r.Limit, 0)]
 	}
 	if all == nil {
 		all = []Notification{}
