@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -136,6 +137,8 @@ func checkText(field, v string, max int) error {
 		return &FieldError{Field: field, Problem: fmt.Sprintf("longer than %d characters", max)}
 	case !utf8.ValidString(v):
 		return &FieldError{Field: field, Problem: "not valid UTF-8"}
+	case strings.ContainsRune(v, 0):
+		return &FieldError{Field: field, Problem: "contains a NUL character"}
 	}
 	return nil
 }
