@@ -1,0 +1,153 @@
+// Command locksensors is the lock-sensor notification service: door-lock sensors send
+// readings, {"sensor_id": "xa7v9Dfadr7H", "data": 1, "ts": 1764000000}, through a
+// queue; the service keeps every sensor's state and history, and tells the clients
+// linked to a sensor when its lock changes state ("changed"), when it has been silent
+// for an hour ("lost") and when it is heard again ("restored"), by POSTing JSON to
+// their URLs, with durable retries. Operators register sensors, clients and links
+// through an HTTP API.
+//
+// By default everything is in the process: the store is in memory, readings come
+// through an in-process queue, and a simulator plays sensors (one of which falls silent
+// for a while, and a few of which send bad readings) and two clients (one of which
+// fails its first requests):
+//
+//	go run ./examples/locksensors -for 15s   # then print a summary and exit
+//	go run ./examples/locksensors            # until Ctrl-C; the API at http://127.0.0.1:8090/
+//
+// For real, on PostgreSQL and RabbitMQ (schema migrations run at start; several
+// instances may share both):
+//
+//	go run ./examples/locksensors -pg "$FEEDKIT_PG_URL" -amqp "$FEEDKIT_AMQP_URL" -simulate=false
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// options are the command line's.
+type options struct {
+	addr      string
+	pgURL     string
+	amqpURL   string
+	queue     string
+	consumers int
+	prefetch  int
+	batch     int
+	silence   time.Duration
+	retry     string
+	retryUnit time.Duration
+	attempts  int
+	simulate  bool
+	sensors   int
+	every     time.Duration
+	duration  time.Duration
+	verbose   bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
+	flag.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
+	flag.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")
+	flag.StringVar(&o.queue, "queue", "", "RabbitMQ `queue` (default lock-readings)")
+	flag.IntVar(&o.consumers, "consumers", 0, "queue consumers (default 4 on RabbitMQ, 2 in process)")
+	flag.IntVar(&o.prefetch, "prefetch", 0, "RabbitMQ prefetch per consumer (default 500)")
+	flag.IntVar(&o.batch, "batch", 0, "most readings stored in one write (default 250)")
+	flag.DurationVar(&o.silence, "silence", time.Hour, "a sensor silent this long is lost (with -simulate and not set: 3s)")
+	flag.StringVar(&o.retry, "retry", "exp", "retry schedule: exp (capped exponential with jitter) or log (the logarithmic one)")
+	flag.DurationVar(&o.retryUnit, "retry-unit", time.Second, "the retry schedule's first delay")
+	flag.IntVar(&o.attempts, "attempts", 10, "attempts per notification before it is dead")
+	flag.BoolVar(&o.simulate, "simulate", true, "play sensors and clients (registering them)")
+	flag.IntVar(&o.sensors, "sensors", 12, "with -simulate: how many sensors")
+	flag.DurationVar(&o.every, "every", 200*time.Millisecond, "with -simulate: how often each sensor sends a reading")
+	flag.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
+	flag.BoolVar(&o.verbose, "v", false, "log every refused reading, loss and dead notification")
+	flag.Parse()
+	silenceSet := false
+	flag.Visit(func(f *flag.Flag) { silenceSet = silenceSet || f.Name == "silence" })
+	if o.simulate && !silenceSet {
+		o.silence = 3 * time.Second // so that the simulated silence is found while you watch
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "locksensors:", err)
+		os.Exit(1)
+	}
+}
+
+// run runs the service until ctx ends or o.duration has passed. With o.simulate it
+// then prints what the simulation sent and what the clients received, and returns an
+// error when the service did not do what it should have.
+func run(ctx context.Context, o options, out, logOut io.Writer) error {
+	level := slog.LevelWarn + 1 // refused readings are part of the simulation
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	schedule, err := retrySchedule(o.retry, o.retryUnit)
+	if err != nil {
+		return err
+	}
+	svc, err := newService(ctx, serviceConfig{pgURL: o.pgURL, amqpURL: o.amqpURL, queue: o.queue,
+		consumers: o.consumers, prefetch: o.prefetch, batchSize: o.batch, silence: o.silence,
+		schedule: schedule, maxAttempts: o.attempts, logger: log})
+	if err != nil {
+		return err
+	}
+	defer svc.close()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("-addr: %w", err)
+	}
+	fmt.Fprintf(out, "operator API: http://%s/sensors  (store: %s, queue: %s)\n", ln.Addr(),
+		label(o.pgURL, "PostgreSQL", "memory"), label(o.amqpURL, "RabbitMQ", "in process"))
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- svc.run(runCtx, ln) }()
+
+	var sim *simulation
+	if o.simulate {
+		if sim, err = startSimulation(runCtx, svc, o, out); err != nil {
+			cancel()
+			return errors.Join(err, <-done)
+		}
+	}
+	timeout := make(<-chan time.Time)
+	if o.duration > 0 {
+		timeout = time.After(o.duration)
+	}
+	select {
+	case <-ctx.Done():
+	case <-timeout:
+	case err := <-done:
+		return fmt.Errorf("the service stopped: %w", err)
+	}
+	var verdict error
+	if sim != nil {
+		verdict = sim.finish(runCtx, out)
+	}
+	cancel()
+	return errors.Join(<-done, verdict)
+}
+
+// label names what a URL flag chose, without printing the URL's credentials.
+func label(url, set, unset string) string {
+	if url == "" {
+		return unset
+	}
+	return set
+}

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/feedkit/feedkit/examples/locksensors/locks"
+)
+
+// simulation plays sensors that send readings, one of which falls silent for a while,
+// and two clients: a security desk that accepts everything and a facility app that
+// fails its first requests.
+type simulation struct {
+	svc      *service
+	pub      publisher
+	sensors  []locks.SensorID
+	silent   locks.SensorID
+	security *webhook
+	facility *webhook
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+
+	mu         sync.Mutex
+	readings   int
+	changes    int
+	bad        int
+	silenced   bool // the silent sensor was silent longer than the service's silence
+	lastState  map[locks.SensorID]int
+	publishErr error
+}
+
+// demoIDs are the seed's examples of sensor ids; more are made up after them.
+var demoIDs = []locks.SensorID{"xa7v9Dfadr7H", "0xA", "TestSensor", "0123456789aBcDeF"}
+
+// startSimulation registers the sensors and clients and starts sending readings.
+func startSimulation(ctx context.Context, svc *service, o options, out io.Writer) (*simulation, error) {
+	sim := &simulation{svc: svc, lastState: map[locks.SensorID]int{}}
+	var err error
+	if sim.security, err = startWebhook(0); err != nil {
+		return nil, err
+	}
+	if sim.facility, err = startWebhook(3); err != nil {
+		sim.security.close()
+		return nil, err
+	}
+	for i := range max(o.sensors, 2) {
+		id := fmt.Sprintf("Door%02d", i)
+		if i < len(demoIDs) {
+			id = string(demoIDs[i])
+		}
+		sim.sensors = append(sim.sensors, locks.SensorID(id))
+	}
+	sim.silent = sim.sensors[len(sim.sensors)-1]
+	if err := sim.register(ctx); err != nil {
+		sim.closeHooks()
+		return nil, fmt.Errorf("simulation: register: %w", err)
+	}
+	if sim.pub, err = svc.newPublisher(ctx); err != nil {
+		sim.closeHooks()
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	fmt.Fprintf(out, "simulating %d sensors, a reading each every %v; %s falls silent for %v; clients at %s and %s (the second fails its first 3 requests)\n",
+		len(sim.sensors), o.every, sim.silent, 2*o.silence, sim.security.url, sim.facility.url)
+
+	ctx, sim.stop = context.WithCancel(ctx)
+	sim.wg.Go(func() { sim.play(ctx, o) })
+	return sim, nil
+}
+
+// register creates the sensors, the two clients (or points existing ones at this run's
+// webhooks) and links them: every sensor to the security desk, every other one to the
+// facility app.
+func (sim *simulation) register(ctx context.Context) error {
+	st := sim.svc.store
+	for i, id := range sim.sensors {
+		err := st.CreateSensor(ctx, locks.Sensor{ID: id, Address: fmt.Sprintf("Moscow, Russia, Svobody st. 23 fl 1 room %d", 16+i)})
+		if err != nil && !errors.Is(err, locks.ErrExists) {
+			return err
+		}
+	}
+	existing, err := st.ListClients(ctx, 0, 1000)
+	if err != nil {
+		return err
+	}
+	for _, h := range []*webhook{sim.security, sim.facility} {
+		name := "Security desk"
+		if h == sim.facility {
+			name = "Facility app"
+		}
+		c := locks.Client{Name: name, URL: h.url}
+		if i := slices.IndexFunc(existing, func(e locks.Client) bool { return e.Name == name }); i >= 0 {
+			c.ID = existing[i].ID
+			err = st.UpdateClient(ctx, c)
+		} else {
+			c, err = st.CreateClient(ctx, c)
+		}
+		if err != nil {
+			return err
+		}
+		h.client = c.ID
+		for i, id := range sim.sensors {
+			if h == sim.security || i%2 == 1 {
+				if err := st.Link(ctx, id, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// play sends the readings until ctx ends: every sensor every o.every, a quarter of them
+// a new state, the silent sensor nothing from 1s after the start for twice the
+// service's silence; and three bad messages at the start.
+func (sim *simulation) play(ctx context.Context, o options) {
+	for _, bad := range []string{`{"sensor_id": "xa7v9Dfadr7H", "data": 1`, `{"sensor_id": "NoSuchSensor", "data": 1, "ts": 1764000000}`,
+		`{"sensor_id": "0xA", "data": 7, "ts": 1764000000}`} {
+		if sim.publish(ctx, []byte(bad)) {
+			sim.mu.Lock()
+			sim.bad++
+			sim.mu.Unlock()
+		}
+	}
+	start := time.Now()
+	quietFrom, quietUntil := start.Add(time.Second), start.Add(time.Second+2*o.silence)
+	t := time.NewTicker(o.every)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		quiet := now.After(quietFrom) && now.Before(quietUntil)
+		if !now.Before(quietUntil) {
+			sim.mu.Lock()
+			sim.silenced = true
+			sim.mu.Unlock()
+		}
+		for _, id := range sim.sensors {
+			if id == sim.silent && quiet {
+				continue
+			}
+			sim.mu.Lock()
+			state, seen := sim.lastState[id]
+			if !seen || rand.IntN(4) == 0 {
+				state = 1 - state
+				if !seen {
+					state = rand.IntN(2)
+				}
+				sim.changes++
+			}
+			sim.lastState[id] = state
+			sim.readings++
+			sim.mu.Unlock()
+			body, _ := json.Marshal(map[string]any{"sensor_id": id, "data": state, "ts": float64(now.UnixMicro()) / 1e6})
+			if !sim.publish(ctx, body) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (sim *simulation) publish(ctx context.Context, body []byte) bool {
+	if err := sim.pub.Publish(ctx, body); err != nil {
+		if ctx.Err() == nil {
+			sim.mu.Lock()
+			sim.publishErr = err
+			sim.mu.Unlock()
+		}
+		return false
+	}
+	return true
+}
+
+// finish stops the sensors, waits (up to 15s) for the service to store every reading
+// and deliver every notification, prints a summary, and says what went wrong.
+func (sim *simulation) finish(ctx context.Context, out io.Writer) error {
+	sim.stop()
+	sim.wg.Wait()
+	defer sim.closeHooks()
+	defer sim.pub.Close()
+	pending := sim.settle(ctx, 15*time.Second)
+
+	st := sim.svc.stats()
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	fmt.Fprintf(out, "\nsent:      %d readings (%d of them changes), %d bad messages\n", sim.readings, sim.changes, sim.bad)
+	fmt.Fprintf(out, "ingested:  %d readings in %d batches: %d changed, %d same, %d stale; %d refused; %d restored\n",
+		st.Ingest.Readings, st.Ingest.Batches, st.Ingest.Changed, st.Ingest.Same, st.Ingest.Stale, st.Ingest.Rejected, st.Ingest.Restored)
+	fmt.Fprintf(out, "notified:  %d attempts: %d delivered, %d failed (retried), %d dead, %d cancelled; %d pending\n",
+		st.Notify.Attempts, st.Notify.Delivered, st.Notify.Failed, st.Notify.Dead, st.Notify.Cancelled, pending)
+	fmt.Fprintf(out, "liveness:  %d sensors watched, %d lost\n", st.Liveness.Tracked, st.Liveness.Lost)
+	var problems []error
+	for _, h := range []*webhook{sim.security, sim.facility} {
+		got := h.snapshot()
+		fmt.Fprintf(out, "client %d (%s): %d changed, %d lost, %d restored received; %d requests refused on purpose\n",
+			h.client, h.url, got.events[locks.EventChanged], got.events[locks.EventLost], got.events[locks.EventRestored], got.refused)
+		problems = append(problems, sim.check(ctx, h, got)...)
+	}
+	switch {
+	case sim.publishErr != nil:
+		problems = append(problems, fmt.Errorf("publishing readings: %w", sim.publishErr))
+	case st.Ingest.Rejected < uint64(sim.bad):
+		problems = append(problems, fmt.Errorf("%d bad messages sent, %d refused", sim.bad, st.Ingest.Rejected))
+	case st.Notify.Dead > 0:
+		problems = append(problems, fmt.Errorf("%d notifications dead", st.Notify.Dead))
+	case pending > 0:
+		problems = append(problems, fmt.Errorf("%d notifications still pending", pending))
+	}
+	if len(problems) == 0 {
+		fmt.Fprintln(out, "every client knows every linked sensor's latest state")
+	}
+	return errors.Join(problems...)
+}
+
+// settle waits until the queue is empty and no notification is pending, or timeout
+// passes, and returns how many are still pending.
+func (sim *simulation) settle(ctx context.Context, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		st := sim.svc.stats()
+		sim.mu.Lock()
+		stored := st.Ingest.Readings+st.Ingest.Rejected >= uint64(sim.readings+sim.bad)
+		sim.mu.Unlock()
+		if stored && st.Pending == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return st.Pending
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// check compares what client h received with the store: the last "changed" of every
+// linked sensor carries its current state, and the silent sensor's loss and
+// restoration arrived.
+func (sim *simulation) check(ctx context.Context, h *webhook, got received) []error {
+	var problems []error
+	for i, id := range sim.sensors {
+		if h == sim.facility && i%2 == 0 {
+			continue
+		}
+		cur, err := sim.svc.store.Current(ctx, id)
+		if err != nil {
+			return append(problems, err)
+		}
+		last, ok := got.last[id]
+		if !ok || last != cur.State {
+			problems = append(problems, fmt.Errorf("client %d: sensor %s is in state %d, the client was last told %v", h.client, id, cur.State, describe(last, ok)))
+		}
+	}
+	if sim.silenced && (got.events[locks.EventLost] == 0 || got.events[locks.EventRestored] == 0) && h == sim.security {
+		problems = append(problems, fmt.Errorf("client %d: %s fell silent and came back, and was told %d losses and %d restorations",
+			h.client, sim.silent, got.events[locks.EventLost], got.events[locks.EventRestored]))
+	}
+	return problems
+}
+
+func describe(s locks.State, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	return fmt.Sprint(s)
+}
+
+func (sim *simulation) closeHooks() {
+	sim.security.close()
+	sim.facility.close()
+}
+
+// webhook is a client's endpoint: it refuses its first failFirst requests with 503, then
+// accepts every notification, remembering the last state it was told of each sensor.
+type webhook struct {
+	url       string
+	client    locks.ClientID
+	srv       *http.Server
+	failFirst int
+
+	mu   sync.Mutex
+	got  received
+	keys map[string]bool
+}
+
+type received struct {
+	events  map[locks.Event]int
+	last    map[locks.SensorID]locks.State
+	refused int
+	dupes   int
+}
+
+func startWebhook(failFirst int) (*webhook, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := &webhook{url: "http://" + ln.Addr().String() + "/notify", failFirst: failFirst, keys: map[string]bool{},
+		got: received{events: map[locks.Event]int{}, last: map[locks.SensorID]locks.State{}}}
+	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = h.srv.Serve(ln) }()
+	return h, nil
+}
+
+func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var b locks.Body
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.got.refused < h.failFirst {
+		h.got.refused++
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	}
+	key := r.Header.Get(locks.IdempotencyKeyHeader)
+	if h.keys[key] {
+		h.got.dupes++ // already handled: a retry whose first answer was lost
+		return
+	}
+	h.keys[key] = true
+	h.got.events[b.Event]++
+	h.got.last[b.SensorID] = b.State
+}
+
+func (h *webhook) snapshot() received {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.got
+	c.events = make(map[locks.Event]int, len(h.got.events))
+	for k, v := range h.got.events {
+		c.events[k] = v
+	}
+	c.last = make(map[locks.SensorID]locks.State, len(h.got.last))
+	for k, v := range h.got.last {
+		c.last[k] = v
+	}
+	return c
+}
+
+func (h *webhook) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = h.srv.Shutdown(ctx)
+}
