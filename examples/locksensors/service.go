@@ -205,8 +205,10 @@ func (s *service) newPublisher(ctx context.Context) (publisher, error) {
 
 type localPublisher struct{ q *locks.LocalQueue }
 
-func (p localPublisher) Publish(ctx context.Context, body []byte) error { return p.q.Publish(ctx, body) }
-func (p localPublisher) Close() error                                   { return nil }
+func (p localPublisher) Publish(ctx context.Context, body []byte) error {
+	return p.q.Publish(ctx, body)
+}
+func (p localPublisher) Close() error { return nil }
 
 // serviceStats is the service's counters, at GET /stats.
 type serviceStats struct {
