@@ -45,10 +45,14 @@ func CloseAMQPConnections(t testing.TB, connectionName, reason string) int {
 	if strings.ContainsAny(connectionName+reason, `"\`) {
 		t.Fatalf("CloseAMQPConnections: quotes and backslashes are not supported in %q, %q", connectionName, reason)
 	}
+	// A connection still in its handshake has no client properties yet (not a list),
+	// and one may close while we look: neither may crash the whole expression.
 	expr := fmt.Sprintf(`length([ok || P <- rabbit_networking:connections(),
-		lists:member({<<"connection_name">>, longstr, <<"%s">>},
-			proplists:get_value(client_properties, rabbit_networking:connection_info(P, [client_properties]), [])),
-		ok <- [rabbit_networking:close_connection(P, "%s")]]).`, connectionName, reason)
+		case catch proplists:get_value(client_properties, rabbit_networking:connection_info(P, [client_properties]), []) of
+			L when is_list(L) -> lists:member({<<"connection_name">>, longstr, <<"%s">>}, L);
+			_ -> false
+		end,
+		ok <- [catch rabbit_networking:close_connection(P, "%s")]]).`, connectionName, reason)
 	out := strings.TrimSpace(RabbitMQCtl(t, "eval", expr))
 	n, err := strconv.Atoi(out)
 	if err != nil {
