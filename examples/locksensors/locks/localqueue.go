@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/queue"
 )
 
 // ErrQueueClosed is returned by LocalQueue.Publish after Close.
@@ -19,7 +18,8 @@ var ErrQueueClosed = errors.New("locks: queue closed")
 
 // LocalQueueConfig configures a LocalQueue; the zero value is usable.
 type LocalQueueConfig struct {
-	// Capacity is how many messages wait at most; Publish blocks beyond. 0 means 10,000.
+	// Capacity is how many messages the queue holds at most, the batches being handled
+	// included; Publish waits beyond. 0 means 10,000.
 	Capacity int
 	// Consumers is how many goroutines hand batches to the handler; 0 means 2.
 	Consumers int
@@ -27,8 +27,10 @@ type LocalQueueConfig struct {
 	BatchSize int
 	// Retry spaces the attempts to hand a batch the handler refused; the zero Policy is
 	// 100ms doubling to 10s with jitter.
-	Retry  backoff.Policy
-	Clock  clock.Clock // stamps Message.Received and times the retries; nil is the wall clock
+	Retry backoff.Policy
+	// Clock stamps Message.Received and times the retries; nil is the wall clock.
+	Clock clock.Clock
+	// Logger logs the handler's errors; nil discards.
 	Logger *slog.Logger
 }
 
@@ -38,11 +40,14 @@ type LocalQueueConfig struct {
 // and a batch the handler refuses is handed again. Messages queued when the process
 // ends are lost with it, as memory is.
 type LocalQueue struct {
-	cfg    LocalQueueConfig
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []Message
-	closed bool
+	cfg      LocalQueueConfig
+	mu       sync.Mutex
+	notEmpty sync.Cond // signalled when a message is queued, and at Close
+	notFull  sync.Cond // signalled when a handled batch frees room, and at Close
+	buf      []Message // a ring of Capacity messages
+	head, n  int       // the oldest waiting message, and how many wait
+	inFlight int       // messages taken by consumers and not handled yet
+	closed   bool
 }
 
 // NewLocalQueue returns a LocalQueue, or an error naming the bad field.
@@ -61,121 +66,170 @@ func NewLocalQueue(cfg LocalQueueConfig) (*LocalQueue, error) {
 	if cfg.Retry == (backoff.Policy{}) {
 		cfg.Retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
 	}
-	if err := cfg.Retry.Validate("LocalQueueConfig.Retry"); err != nil {
+	if err := cfg.Retry.Validate("LocalQueueConfig.Retry."); err != nil {
 		return nil, err
 	}
 	cfg.Clock = clock.OrReal(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	q := &LocalQueue{cfg: cfg}
-	q.cond = sync.NewCond(&q.mu)
+	q := &LocalQueue{cfg: cfg, buf: make([]Message, cfg.Capacity)}
+	q.notEmpty.L = &q.mu
+	q.notFull.L = &q.mu
 	return q, nil
 }
 
-// Publish queues a copy of body, waiting while the queue is full. It returns
-// ErrQueueClosed after Close, or ctx's error if ctx ends first.
+// Publish queues a copy of body, stamped with the clock, waiting while the queue is
+// full: the room comes back as the handler finishes batches, so a producer faster than
+// the store is slowed down to its pace. It returns ErrQueueClosed after Close, or ctx's
+// error if ctx ends first.
 func (q *LocalQueue) Publish(ctx context.Context, body []byte) error {
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		q.cond.Broadcast()
-	})
-	defer stop()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for !q.closed && len(q.items) >= q.cfg.Capacity {
-		if err := ctx.Err(); err != nil {
+	for !q.closed && q.n+q.inFlight >= len(q.buf) {
+		if err := queue.Wait(ctx, &q.notFull); err != nil {
 			return err
 		}
-		q.cond.Wait()
 	}
 	if q.closed {
 		return ErrQueueClosed
 	}
-	q.items = append(q.items, Message{Body: append([]byte(nil), body...), Received: q.cfg.Clock.Now()})
-	q.cond.Broadcast()
+	// A copy, as a broker would keep: the caller may reuse its buffer.
+	q.buf[(q.head+q.n)%len(q.buf)] = Message{Body: append([]byte(nil), body...), Received: q.cfg.Clock.Now()}
+	q.n++
+	q.notEmpty.Signal()
 	return nil
 }
 
-// Len returns how many messages wait.
+// Len returns how many messages wait, not counting the batches being handled.
 func (q *LocalQueue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items)
+	return q.n
 }
 
 // Close makes Publish refuse new messages; Run hands what is queued, then returns.
+// Closing twice does nothing more.
 func (q *LocalQueue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	q.cond.Broadcast()
+	q.notEmpty.Broadcast()
+	q.notFull.Broadcast()
 }
 
 // Run hands the queued messages to h in batches, from Consumers goroutines, until ctx
-// ends (what is still queued stays, for a later Run) or the queue is closed and empty.
-// A batch h refuses is handed again after a backoff; a batch taken when ctx ends is put
-// back at the head of the queue, so nothing is lost.
+// ends or the queue is closed and empty, and returns nil once they have all stopped. A
+// batch is the oldest waiting message and whatever waits behind it, up to BatchSize:
+// full batches under load, a lone message at once when it comes alone. A batch h
+// refuses is handed again after a backoff. When ctx ends, a batch not handled yet goes
+// back to the head of the queue, and what is queued stays there for a later Run.
 func (q *LocalQueue) Run(ctx context.Context, h BatchHandler) error {
-	g, ctx := errgroup.WithContext(ctx)
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		q.cond.Broadcast()
-	})
-	defer stop()
-	for range q.cfg.Consumers {
-		g.Go(func() error { return q.consume(ctx, h) })
+	if h == nil {
+		return errors.New("locks: LocalQueue.Run needs a BatchHandler")
 	}
-	return g.Wait()
+	var wg sync.WaitGroup
+	for range q.cfg.Consumers {
+		wg.Go(func() { q.consume(ctx, h) })
+	}
+	wg.Wait()
+	return nil
 }
 
-func (q *LocalQueue) consume(ctx context.Context, h BatchHandler) error {
+// consume hands batches to h until ctx ends or the queue is closed and empty.
+func (q *LocalQueue) consume(ctx context.Context, h BatchHandler) {
 	for {
 		batch, ok := q.take(ctx)
 		if !ok {
-			return nil
+			return
 		}
-		for attempt := 0; ; attempt++ {
-			err := h.HandleBatch(ctx, batch)
-			if err == nil {
-				break
-			}
-			q.cfg.Logger.Error("locks: a batch of readings was not stored", "err", err, "attempt", attempt+1)
-			if !q.wait(ctx, q.cfg.Retry.Delay(attempt)) {
-				q.putBack(batch)
-				return nil
-			}
+		if !q.handle(ctx, h, batch) {
+			q.putBack(batch)
+			return
 		}
+		q.handled(len(batch))
 	}
 }
 
-// take removes up to BatchSize messages, waiting for the first; false when ctx ended
-// or the queue is closed and empty.
+// take removes up to BatchSize messages, waiting for the first; false when ctx ended or
+// the queue is closed and empty.
 func (q *LocalQueue) take(ctx context.Context) ([]Message, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 {
-		if q.closed || ctx.Err() != nil {
+	for q.n == 0 {
+		if q.closed {
 			return nil, false
 		}
-		q.cond.Wait()
+		if err := queue.Wait(ctx, &q.notEmpty); err != nil {
+			return nil, false
+		}
 	}
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	n := min(len(q.items), q.cfg.BatchSize)
-	batch := append([]Message(nil), q.items[:n]...)
-	q.items = append(q.items[:0], q.items[n:]...)
-	q.cond.Broadcast() // room for a waiting Publish
+	k := min(q.n, q.cfg.BatchSize)
+	// A fresh slice per batch: the handler may keep what it was given.
+	batch := make([]Message, k)
+	for i := range batch {
+		j := (q.head + i) % len(q.buf)
+		batch[i] = q.buf[j]
+		q.buf[j] = Message{} // let the body be collected once handled
+	}
+	q.head = (q.head + k) % len(q.buf)
+	q.n -= k
+	q.inFlight += k
+	if q.n > 0 {
+		// One Publish signalled one consumer for many messages: wake another for the rest.
+		q.notEmpty.Signal()
+	}
 	return batch, true
 }
 
+// handle hands batch to h until h returns nil, waiting the Retry backoff after each
+// error. It reports false when ctx ends first.
+func (q *LocalQueue) handle(ctx context.Context, h BatchHandler, batch []Message) bool {
+	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil {
+			return false
+		}
+		err := h.HandleBatch(ctx, batch)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false // the end of ctx is likely why h failed: nothing to report
+		}
+		delay := q.cfg.Retry.Delay(attempt)
+		q.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "locks: the handler failed a batch of readings; handing it again",
+			slog.Int("readings", len(batch)), slog.Int("attempt", attempt+1),
+			slog.Duration("delay", delay), slog.Any("error", err))
+		if !q.wait(ctx, delay) {
+			return false
+		}
+	}
+}
+
+// handled frees the room of k handled messages.
+func (q *LocalQueue) handled(k int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.inFlight -= k
+	q.notFull.Broadcast() // the room may fit several waiting messages
+}
+
+// putBack returns a batch that was not handled to the head of the queue, where it was,
+// so that the next consumer takes it first. Its room was never given up, so it fits.
 func (q *LocalQueue) putBack(batch []Message) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.items = append(batch, q.items...)
+	k := len(batch)
+	q.head = (q.head - k + len(q.buf)) % len(q.buf)
+	for i, m := range batch {
+		q.buf[(q.head+i)%len(q.buf)] = m
+	}
+	q.n += k
+	q.inFlight -= k
+	q.notEmpty.Signal()
 }
 
 // wait waits d on the clock; false if ctx ended first.
