@@ -91,7 +91,7 @@ func main() {
 // then prints what the simulation sent and what the clients received, and returns an
 // error when the service did not do what it should have.
 func run(ctx context.Context, o options, out, logOut io.Writer) error {
-	level := slog.LevelWarn + 1 // refused readings are part of the simulation
+	level := slog.LevelWarn // refused readings, dead notifications, store errors
 	if o.verbose {
 		level = slog.LevelInfo
 	}
