@@ -1,12 +1,10 @@
 package carousel
 
 import (
-	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"strings"
+
+	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
 // HandlerOptions configures NewHandler. The zero value is usable.
@@ -50,33 +48,20 @@ func NewHandler(s *Scheduler, opts HandlerOptions) http.Handler {
 		opts.Title = "Carousel"
 	}
 	a := &api{s: s, log: opts.Logger, title: opts.Title}
-	mux := http.NewServeMux()
-	a.route(mux, "/{$}", methods{http.MethodGet: a.statusPage})
-	a.route(mux, "/health", methods{http.MethodGet: a.health})
-	a.route(mux, "/scheduler", methods{http.MethodGet: a.schedulerStatus})
-	a.route(mux, "/scheduler/start", methods{http.MethodPost: a.start})
-	a.route(mux, "/scheduler/shutdown", methods{http.MethodPost: a.shutdown})
-	a.route(mux, "/cycles", methods{http.MethodGet: a.schedulerStatus, http.MethodPost: a.addCycle})
-	a.route(mux, "/cycles/{id}", methods{http.MethodGet: a.getCycle, http.MethodDelete: a.deleteCycle})
-	a.route(mux, "/cycles/{id}/throttle", methods{http.MethodGet: a.getThrottle, http.MethodPut: a.setThrottle})
-	a.route(mux, "/cycles/{id}/stop", methods{http.MethodPost: a.cycleAction("stop", s.StopCycle)})
-	a.route(mux, "/cycles/{id}/resume", methods{http.MethodPost: a.cycleAction("resume", s.ResumeCycle)})
-	a.route(mux, "/cycles/{id}/reset", methods{http.MethodPost: a.cycleAction("reset", s.ResetCycle)})
-	// The mux's own 404 is plain text; this catch-all keeps every error JSON.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		a.fail(w, r, http.StatusNotFound, fmt.Errorf("no such resource: %s", r.URL.Path))
-	})
-	// The API has no authentication of its own, so a page on another site that an
-	// operator's browser shows must not be able to POST to it (CSRF). Non-browser
-	// clients and the status page itself are let through.
-	csrf := http.NewCrossOriginProtection()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := csrf.Check(r); err != nil {
-			a.fail(w, r, http.StatusForbidden, fmt.Errorf("%v: changes are taken from the status page and from non-browser clients only", err))
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	m := jsonapi.NewMux(a.fail)
+	m.Route("/{$}", jsonapi.Methods{http.MethodGet: a.statusPage})
+	m.Route("/health", jsonapi.Methods{http.MethodGet: a.health})
+	m.Route("/scheduler", jsonapi.Methods{http.MethodGet: a.schedulerStatus})
+	m.Route("/scheduler/start", jsonapi.Methods{http.MethodPost: a.start})
+	m.Route("/scheduler/shutdown", jsonapi.Methods{http.MethodPost: a.shutdown})
+	m.Route("/cycles", jsonapi.Methods{http.MethodGet: a.schedulerStatus, http.MethodPost: a.addCycle})
+	m.Route("/cycles/{id}", jsonapi.Methods{http.MethodGet: a.getCycle, http.MethodDelete: a.deleteCycle})
+	m.Route("/cycles/{id}/throttle", jsonapi.Methods{http.MethodGet: a.getThrottle, http.MethodPut: a.setThrottle})
+	m.Route("/cycles/{id}/stop", jsonapi.Methods{http.MethodPost: a.cycleAction("stop", s.StopCycle)})
+	m.Route("/cycles/{id}/resume", jsonapi.Methods{http.MethodPost: a.cycleAction("resume", s.ResumeCycle)})
+	m.Route("/cycles/{id}/reset", jsonapi.Methods{http.MethodPost: a.cycleAction("reset", s.ResetCycle)})
+	// The status page's own buttons are same-origin, so they are let through.
+	return jsonapi.ProtectCrossOrigin(m, a.fail, "changes are taken from the status page and from non-browser clients only")
 }
 
 // api holds what the handlers share.
@@ -84,26 +69,4 @@ type api struct {
 	s     *Scheduler
 	log   *slog.Logger
 	title string
-}
-
-// methods maps the HTTP methods a path accepts to their handlers.
-type methods map[string]http.HandlerFunc
-
-// route registers the methods of one path. It dispatches on the method itself, rather
-// than with method patterns, because the mux would answer a wrong method in plain text.
-func (a *api) route(mux *http.ServeMux, pattern string, ms methods) {
-	ms = maps.Clone(ms)
-	if get, ok := ms[http.MethodGet]; ok {
-		ms[http.MethodHead] = get // net/http drops the body
-	}
-	allow := strings.Join(slices.Sorted(maps.Keys(ms)), ", ")
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		h, ok := ms[r.Method]
-		if !ok {
-			w.Header().Set("Allow", allow)
-			a.fail(w, r, http.StatusMethodNotAllowed, fmt.Errorf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
-			return
-		}
-		h(w, r)
-	})
 }

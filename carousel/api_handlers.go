@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
 // healthJSON is the body of GET /health.
@@ -21,7 +23,7 @@ type healthJSON struct {
 
 // health answers 503 while a cycle is unhealthy, so that a probe or a load balancer sees a
 // source failing, and 200 otherwise.
-func (a *api) health(w http.ResponseWriter, _ *http.Request) {
+func (a *api) health(w http.ResponseWriter, _ *http.Request) error {
 	st := a.s.Status()
 	h := healthJSON{Status: "ok", Started: st.Started, Active: st.Active, Cycles: len(st.Cycles)}
 	// A passive instance runs no cycle: an Unhealthy state left from when it ran is
@@ -35,61 +37,56 @@ func (a *api) health(w http.ResponseWriter, _ *http.Request) {
 	}
 	if len(h.Unhealthy) > 0 {
 		h.Status = "unhealthy"
-		writeJSON(w, http.StatusServiceUnavailable, h)
-		return
+		return jsonapi.WriteJSON(w, http.StatusServiceUnavailable, h)
 	}
-	writeJSON(w, http.StatusOK, h)
+	return jsonapi.WriteJSON(w, http.StatusOK, h)
 }
 
-func (a *api) schedulerStatus(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, a.s.Status())
+func (a *api) schedulerStatus(w http.ResponseWriter, _ *http.Request) error {
+	return jsonapi.WriteJSON(w, http.StatusOK, a.s.Status())
 }
 
-func (a *api) start(w http.ResponseWriter, r *http.Request) {
+func (a *api) start(w http.ResponseWriter, r *http.Request) error {
 	if err := a.s.Start(r.Context()); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	a.logAction(r, "start scheduler", "")
-	writeJSON(w, http.StatusOK, a.s.Status())
+	return jsonapi.WriteJSON(w, http.StatusOK, a.s.Status())
 }
 
-func (a *api) shutdown(w http.ResponseWriter, r *http.Request) {
+func (a *api) shutdown(w http.ResponseWriter, r *http.Request) error {
 	if err := a.s.Shutdown(r.Context()); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	a.logAction(r, "shut scheduler down", "")
-	writeJSON(w, http.StatusOK, a.s.Status())
+	return jsonapi.WriteJSON(w, http.StatusOK, a.s.Status())
 }
 
-func (a *api) addCycle(w http.ResponseWriter, r *http.Request) {
+func (a *api) addCycle(w http.ResponseWriter, r *http.Request) error {
 	var cfg CycleConfig
-	if err := decodeBody(w, r, &cfg); err != nil {
-		a.writeError(w, r, err)
-		return
+	if err := jsonapi.DecodeBody(w, r, &cfg); err != nil {
+		return err
 	}
 	if err := a.s.Add(r.Context(), cfg); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	a.logAction(r, "add", cfg.Name)
 	w.Header().Set("Location", "/cycles/"+url.PathEscape(cfg.Name))
-	a.writeCycle(w, r, cfg.Name, http.StatusCreated)
+	return a.writeCycle(w, cfg.Name, http.StatusCreated)
 }
 
-func (a *api) getCycle(w http.ResponseWriter, r *http.Request) {
-	a.writeCycle(w, r, r.PathValue("id"), http.StatusOK)
+func (a *api) getCycle(w http.ResponseWriter, r *http.Request) error {
+	return a.writeCycle(w, r.PathValue("id"), http.StatusOK)
 }
 
-func (a *api) deleteCycle(w http.ResponseWriter, r *http.Request) {
+func (a *api) deleteCycle(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := a.s.Delete(r.Context(), id); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	a.logAction(r, "delete", id)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // throttleJSON is the body of GET and PUT /cycles/{id}/throttle.
@@ -98,66 +95,58 @@ type throttleJSON struct {
 	Throttle string `json:"throttle"`
 }
 
-func (a *api) getThrottle(w http.ResponseWriter, r *http.Request) {
+func (a *api) getThrottle(w http.ResponseWriter, r *http.Request) error {
 	d, err := a.s.Throttle(r.PathValue("id"))
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, throttleJSON{Throttle: d.String()})
+	return jsonapi.WriteJSON(w, http.StatusOK, throttleJSON{Throttle: d.String()})
 }
 
-func (a *api) setThrottle(w http.ResponseWriter, r *http.Request) {
+func (a *api) setThrottle(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	// A missing cycle is the first thing to hear of, before what is wrong with the body.
 	if _, err := a.s.Cycle(id); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	var body throttleJSON
-	if err := decodeBody(w, r, &body); err != nil {
-		a.writeError(w, r, err)
-		return
+	if err := jsonapi.DecodeBody(w, r, &body); err != nil {
+		return err
 	}
 	if strings.TrimSpace(body.Throttle) == "" {
-		a.writeError(w, r, &FieldError{Field: "throttle", Problem: "is required"})
-		return
+		return &FieldError{Field: "throttle", Problem: "is required"}
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(body.Throttle))
 	if err != nil {
-		a.writeError(w, r, &FieldError{Field: "throttle", Value: body.Throttle, Problem: "is not a duration (e.g. 5s, 1m30s)"})
-		return
+		return &FieldError{Field: "throttle", Value: body.Throttle, Problem: "is not a duration (e.g. 5s, 1m30s)"}
 	}
 	if err := a.s.SetThrottle(id, d); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	a.logAction(r, "set throttle", id, "throttle", d)
-	writeJSON(w, http.StatusOK, throttleJSON{Throttle: d.String()})
+	return jsonapi.WriteJSON(w, http.StatusOK, throttleJSON{Throttle: d.String()})
 }
 
 // cycleAction answers POST /cycles/{id}/<name> by calling op, with the cycle's status
 // after it.
-func (a *api) cycleAction(name string, op func(ctx context.Context, id string) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (a *api) cycleAction(name string, op func(ctx context.Context, id string) error) jsonapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id := r.PathValue("id")
 		if err := op(r.Context(), id); err != nil {
-			a.writeError(w, r, err)
-			return
+			return err
 		}
 		a.logAction(r, name, id)
-		a.writeCycle(w, r, id, http.StatusOK)
+		return a.writeCycle(w, id, http.StatusOK)
 	}
 }
 
 // writeCycle answers with the status of the cycle id.
-func (a *api) writeCycle(w http.ResponseWriter, r *http.Request, id string, status int) {
+func (a *api) writeCycle(w http.ResponseWriter, id string, status int) error {
 	st, err := a.s.Cycle(id)
 	if err != nil {
-		a.writeError(w, r, err) // deleted meanwhile
-		return
+		return err // deleted meanwhile
 	}
-	writeJSON(w, status, st)
+	return jsonapi.WriteJSON(w, status, st)
 }
 
 // logAction records an operator's change, and from where it came: these change what a

@@ -37,13 +37,12 @@ type pageData struct {
 	Blank    CycleStatus // the row the script clones for a cycle added later
 }
 
-func (a *api) statusPage(w http.ResponseWriter, r *http.Request) {
+func (a *api) statusPage(w http.ResponseWriter, _ *http.Request) error {
 	data := pageData{Title: a.title, Nonce: rand.Text(), Rendered: time.Now().Format("15:04:05 MST"), Status: a.s.Status()}
 	// Rendered to a buffer first, so that a template error is a clean 500.
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, data); err != nil {
-		a.fail(w, r, http.StatusInternalServerError, fmt.Errorf("rendering the status page: %w", err))
-		return
+		return fmt.Errorf("rendering the status page: %w", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -55,6 +54,7 @@ func (a *api) statusPage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", fmt.Sprintf("default-src 'none'; script-src 'nonce-%[1]s'; style-src 'nonce-%[1]s'; "+
 		"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", data.Nonce))
 	_, _ = w.Write(buf.Bytes()) // a failed write means the client went away
+	return nil
 }
 
 // percent is the whole percentage of m's iteration completed, rounded down as the page's

@@ -1,14 +1,11 @@
 package locks
 
 import (
-	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
 // HandlerOptions configures NewHandler. The zero value is usable.
@@ -72,45 +69,30 @@ func NewHandler(s Store, opts HandlerOptions) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &apiHandler{store: s, log: opts.Logger, clock: clock.OrReal(opts.Clock), onReplay: opts.OnReplay}
-	mux := http.NewServeMux()
-	a.route(mux, "/health", apiMethods{http.MethodGet: a.health})
+	m := jsonapi.NewMux(a.fail)
+	m.Route("/health", jsonapi.Methods{http.MethodGet: a.health})
 	if opts.Stats != nil {
-		a.route(mux, "/stats", apiMethods{http.MethodGet: func(w http.ResponseWriter, r *http.Request) error {
-			a.writeJSON(w, r, http.StatusOK, opts.Stats())
-			return nil
+		m.Route("/stats", jsonapi.Methods{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) error {
+			return jsonapi.WriteJSON(w, http.StatusOK, opts.Stats())
 		}})
 	}
-	a.route(mux, "/sensors", apiMethods{http.MethodGet: a.listSensors, http.MethodPost: a.createSensor})
-	a.route(mux, "/sensors/{id}", apiMethods{http.MethodGet: a.getSensor, http.MethodPut: a.updateSensor,
+	m.Route("/sensors", jsonapi.Methods{http.MethodGet: a.listSensors, http.MethodPost: a.createSensor})
+	m.Route("/sensors/{id}", jsonapi.Methods{http.MethodGet: a.getSensor, http.MethodPut: a.updateSensor,
 		http.MethodDelete: a.deleteSensor})
-	a.route(mux, "/sensors/{id}/state", apiMethods{http.MethodGet: a.sensorState})
-	a.route(mux, "/sensors/{id}/clients", apiMethods{http.MethodGet: a.sensorClients})
-	a.route(mux, "/sensors/{id}/clients/{client}", apiMethods{http.MethodPut: a.link, http.MethodDelete: a.unlink})
-	a.route(mux, "/sensors/{id}/readings", apiMethods{http.MethodGet: a.readings})
-	a.route(mux, "/sensors/{id}/notifications", apiMethods{http.MethodGet: a.sensorNotifications})
-	a.route(mux, "/clients", apiMethods{http.MethodGet: a.listClients, http.MethodPost: a.createClient})
-	a.route(mux, "/clients/{id}", apiMethods{http.MethodGet: a.getClient, http.MethodPut: a.updateClient,
+	m.Route("/sensors/{id}/state", jsonapi.Methods{http.MethodGet: a.sensorState})
+	m.Route("/sensors/{id}/clients", jsonapi.Methods{http.MethodGet: a.sensorClients})
+	m.Route("/sensors/{id}/clients/{client}", jsonapi.Methods{http.MethodPut: a.link, http.MethodDelete: a.unlink})
+	m.Route("/sensors/{id}/readings", jsonapi.Methods{http.MethodGet: a.readings})
+	m.Route("/sensors/{id}/notifications", jsonapi.Methods{http.MethodGet: a.sensorNotifications})
+	m.Route("/clients", jsonapi.Methods{http.MethodGet: a.listClients, http.MethodPost: a.createClient})
+	m.Route("/clients/{id}", jsonapi.Methods{http.MethodGet: a.getClient, http.MethodPut: a.updateClient,
 		http.MethodDelete: a.deleteClient})
 	// More specific than /notifications/{id}, so the mux prefers it.
-	a.route(mux, "/notifications/dead", apiMethods{http.MethodGet: a.deadNotifications})
-	a.route(mux, "/notifications/{id}", apiMethods{http.MethodGet: a.getNotification})
-	a.route(mux, "/notifications/{id}/replay", apiMethods{http.MethodPost: a.replay})
-	a.route(mux, "/dead-letters", apiMethods{http.MethodGet: a.deadLetters})
-	// The mux's own 404 is plain text; this catch-all keeps every error JSON.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		a.fail(w, r, http.StatusNotFound, fmt.Errorf("no such resource: %s", r.URL.Path))
-	})
-	// The API has no authentication of its own, so a page on another site that an
-	// operator's browser shows must not be able to change anything through it (CSRF).
-	// Non-browser clients carry neither Origin nor Sec-Fetch-Site and are let through.
-	csrf := http.NewCrossOriginProtection()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := csrf.Check(r); err != nil {
-			a.fail(w, r, http.StatusForbidden, fmt.Errorf("%v: changes are taken from non-browser clients and same-origin pages only", err))
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	m.Route("/notifications/dead", jsonapi.Methods{http.MethodGet: a.deadNotifications})
+	m.Route("/notifications/{id}", jsonapi.Methods{http.MethodGet: a.getNotification})
+	m.Route("/notifications/{id}/replay", jsonapi.Methods{http.MethodPost: a.replay})
+	m.Route("/dead-letters", jsonapi.Methods{http.MethodGet: a.deadLetters})
+	return jsonapi.ProtectCrossOrigin(m, a.fail, "changes are taken from non-browser clients and same-origin pages only")
 }
 
 // apiHandler holds what the handlers of NewHandler share.
@@ -119,32 +101,4 @@ type apiHandler struct {
 	log      *slog.Logger
 	clock    clock.Clock
 	onReplay func()
-}
-
-// apiFunc is a handler that returns its error for the caller to answer, so that every
-// failure is mapped to a status in one place.
-type apiFunc func(w http.ResponseWriter, r *http.Request) error
-
-// apiMethods maps the HTTP methods a path accepts to their handlers.
-type apiMethods map[string]apiFunc
-
-// route registers the methods of one path. It dispatches on the method itself, rather
-// than with method patterns, because the mux would answer a wrong method in plain text.
-func (a *apiHandler) route(mux *http.ServeMux, pattern string, ms apiMethods) {
-	ms = maps.Clone(ms)
-	if get, ok := ms[http.MethodGet]; ok {
-		ms[http.MethodHead] = get // net/http drops the body
-	}
-	allow := strings.Join(slices.Sorted(maps.Keys(ms)), ", ")
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		h, ok := ms[r.Method]
-		if !ok {
-			w.Header().Set("Allow", allow)
-			a.fail(w, r, http.StatusMethodNotAllowed, fmt.Errorf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
-			return
-		}
-		if err := h(w, r); err != nil {
-			a.writeError(w, r, err)
-		}
-	})
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
 // The bodies of the API's answers and requests.
@@ -50,9 +52,8 @@ type (
 
 // health answers as long as the process serves; the Store is not asked, so that a
 // database outage does not get a healthy process restarted by its probe.
-func (a *apiHandler) health(w http.ResponseWriter, r *http.Request) error {
-	a.writeJSON(w, r, http.StatusOK, apiHealthJSON{Status: "ok"})
-	return nil
+func (a *apiHandler) health(w http.ResponseWriter, _ *http.Request) error {
+	return jsonapi.WriteJSON(w, http.StatusOK, apiHealthJSON{Status: "ok"})
 }
 
 func (a *apiHandler) listSensors(w http.ResponseWriter, r *http.Request) error {
@@ -79,13 +80,12 @@ func (a *apiHandler) listSensors(w http.ResponseWriter, r *http.Request) error {
 	if body.Sensors, more = apiTrim(list, limit); more {
 		body.Next = string(body.Sensors[limit-1].ID)
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *apiHandler) createSensor(w http.ResponseWriter, r *http.Request) error {
 	var body apiSensorJSON
-	if err := decodeAPIBody(w, r, &body); err != nil {
+	if err := jsonapi.DecodeBody(w, r, &body); err != nil {
 		return err
 	}
 	s := Sensor{Address: body.Address}
@@ -100,8 +100,7 @@ func (a *apiHandler) createSensor(w http.ResponseWriter, r *http.Request) error 
 	}
 	a.logAction(r, "create sensor", "sensor", s.ID)
 	w.Header().Set("Location", "/sensors/"+url.PathEscape(string(s.ID)))
-	a.writeJSON(w, r, http.StatusCreated, s)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusCreated, s)
 }
 
 func (a *apiHandler) getSensor(w http.ResponseWriter, r *http.Request) error {
@@ -113,8 +112,7 @@ func (a *apiHandler) getSensor(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.writeJSON(w, r, http.StatusOK, s)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, s)
 }
 
 func (a *apiHandler) updateSensor(w http.ResponseWriter, r *http.Request) error {
@@ -123,7 +121,7 @@ func (a *apiHandler) updateSensor(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var body apiSensorJSON
-	if err := decodeAPIBody(w, r, &body); err != nil {
+	if err := jsonapi.DecodeBody(w, r, &body); err != nil {
 		return err
 	}
 	// The id is the sensor's identity in readings and notifications: a body naming
@@ -139,8 +137,7 @@ func (a *apiHandler) updateSensor(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	a.logAction(r, "update sensor", "sensor", id)
-	a.writeJSON(w, r, http.StatusOK, s)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, s)
 }
 
 func (a *apiHandler) deleteSensor(w http.ResponseWriter, r *http.Request) error {
@@ -165,8 +162,7 @@ func (a *apiHandler) sensorState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.writeJSON(w, r, http.StatusOK, c)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, c)
 }
 
 func (a *apiHandler) sensorClients(w http.ResponseWriter, r *http.Request) error {
@@ -181,8 +177,7 @@ func (a *apiHandler) sensorClients(w http.ResponseWriter, r *http.Request) error
 	if list == nil {
 		list = []Client{}
 	}
-	a.writeJSON(w, r, http.StatusOK, apiClientsJSON{Clients: list})
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, apiClientsJSON{Clients: list})
 }
 
 // apiLinkPath returns the sensor and the client of /sensors/{id}/clients/{client}.
@@ -260,8 +255,7 @@ func (a *apiHandler) readings(w http.ResponseWriter, r *http.Request) error {
 		last := body.Readings[len(body.Readings)-1]
 		body.NextCursor = apiEncodeCursor(last.At, last.ID)
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *apiHandler) sensorNotifications(w http.ResponseWriter, r *http.Request) error {
@@ -279,8 +273,7 @@ func (a *apiHandler) sensorNotifications(w http.ResponseWriter, r *http.Request)
 		last := body.Notifications[len(body.Notifications)-1]
 		body.NextCursor = apiEncodeCursor(last.At, int64(last.ID))
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // apiAfterAndLimit returns the after and limit of a list by id.
@@ -314,13 +307,12 @@ func (a *apiHandler) listClients(w http.ResponseWriter, r *http.Request) error {
 	if body.Clients, more = apiTrim(list, limit); more {
 		body.Next = strconv.FormatInt(int64(body.Clients[limit-1].ID), 10)
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *apiHandler) createClient(w http.ResponseWriter, r *http.Request) error {
 	var body apiClientJSON
-	if err := decodeAPIBody(w, r, &body); err != nil {
+	if err := jsonapi.DecodeBody(w, r, &body); err != nil {
 		return err
 	}
 	if body.ID != nil {
@@ -336,8 +328,7 @@ func (a *apiHandler) createClient(w http.ResponseWriter, r *http.Request) error 
 	}
 	a.logAction(r, "create client", "client", c.ID)
 	w.Header().Set("Location", "/clients/"+strconv.FormatInt(int64(c.ID), 10))
-	a.writeJSON(w, r, http.StatusCreated, c)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusCreated, c)
 }
 
 // apiClientPath returns the client of /clients/{id}.
@@ -355,8 +346,7 @@ func (a *apiHandler) getClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.writeJSON(w, r, http.StatusOK, c)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, c)
 }
 
 func (a *apiHandler) updateClient(w http.ResponseWriter, r *http.Request) error {
@@ -365,7 +355,7 @@ func (a *apiHandler) updateClient(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var body apiClientJSON
-	if err := decodeAPIBody(w, r, &body); err != nil {
+	if err := jsonapi.DecodeBody(w, r, &body); err != nil {
 		return err
 	}
 	if body.ID != nil && *body.ID != id {
@@ -379,8 +369,7 @@ func (a *apiHandler) updateClient(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	a.logAction(r, "update client", "client", id)
-	a.writeJSON(w, r, http.StatusOK, c)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, c)
 }
 
 func (a *apiHandler) deleteClient(w http.ResponseWriter, r *http.Request) error {
@@ -410,8 +399,7 @@ func (a *apiHandler) deadNotifications(w http.ResponseWriter, r *http.Request) e
 	if body.Notifications, more = apiTrim(list, limit); more {
 		body.Next = strconv.FormatInt(int64(body.Notifications[limit-1].ID), 10)
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *apiHandler) getNotification(w http.ResponseWriter, r *http.Request) error {
@@ -423,8 +411,7 @@ func (a *apiHandler) getNotification(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	a.writeJSON(w, r, http.StatusOK, n)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, n)
 }
 
 func (a *apiHandler) replay(w http.ResponseWriter, r *http.Request) error {
@@ -444,8 +431,7 @@ func (a *apiHandler) replay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.writeJSON(w, r, http.StatusOK, n)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, n)
 }
 
 func (a *apiHandler) deadLetters(w http.ResponseWriter, r *http.Request) error {
@@ -462,8 +448,7 @@ func (a *apiHandler) deadLetters(w http.ResponseWriter, r *http.Request) error {
 	if body.DeadLetters, more = apiTrim(list, limit); more {
 		body.Next = strconv.FormatInt(body.DeadLetters[limit-1].ID, 10)
 	}
-	a.writeJSON(w, r, http.StatusOK, body)
-	return nil
+	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // logAction records an operator's change, and from where it came: these change who is

@@ -4,23 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
-	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// maxAPIBody bounds a request body: a sensor or a client is a few hundred bytes.
-const maxAPIBody = 64 << 10
+	"github.com/feedkit/feedkit/internal/jsonapi"
+)
 
 // The page sizes of the lists.
 const (
@@ -31,31 +26,13 @@ const (
 // apiMaxValue bounds a value echoed back in an error: the field may be 64 KiB long.
 const apiMaxValue = 200
 
-// apiErrorJSON is the body of every error response.
-type apiErrorJSON struct {
-	Error  string         `json:"error"`
-	Fields []apiFieldJSON `json:"fields,omitempty"`
-}
-
-// apiFieldJSON is one bad field of a request in an error response.
-type apiFieldJSON struct {
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Problem string `json:"problem"`
-}
-
-// apiFieldError is a bad field, path segment or query parameter of a request. Unlike a
+// apiBadField returns a 400 naming a bad field, path segment or query parameter. Unlike a
 // FieldError it carries the value given, which an operator fixing a request wants to see.
-type apiFieldError struct{ apiFieldJSON }
-
-func (e *apiFieldError) Error() string { return e.Field + ": " + e.Problem }
-
-// apiBadField returns an *apiFieldError.
 func apiBadField(field, value, problem string) error {
-	return &apiFieldError{apiFieldJSON{Field: field, Value: truncate(value, apiMaxValue), Problem: problem}}
+	return jsonapi.BadField(field, truncate(value, apiMaxValue), problem)
 }
 
-// apiWithValue turns a *FieldError in err into an *apiFieldError with the value values
+// apiWithValue turns a *FieldError in err into apiBadField's error with the value values
 // holds for its field, and returns any other error as it is.
 func apiWithValue(err error, values map[string]string) error {
 	var fe *FieldError
@@ -65,73 +42,37 @@ func apiWithValue(err error, values map[string]string) error {
 	return apiBadField(fe.Field, values[fe.Field], fe.Problem)
 }
 
-// apiBadRequest is a request that is malformed as a whole, not in one field: a body
-// that is not the JSON asked for, a query that does not parse.
-type apiBadRequest struct{ msg string }
-
-func (e *apiBadRequest) Error() string { return e.msg }
-
-// writeJSON writes v as the response body with the status.
-func (a *apiHandler) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	// Encoded before anything is sent, so that a value that cannot be (a Stats func's)
-	// is still answered with a 500 rather than a truncated 200.
-	b, err := json.Marshal(v)
-	if err != nil {
-		a.fail(w, r, http.StatusInternalServerError, fmt.Errorf("encoding the answer: %w", err))
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	// States, lists and notifications change from one second to the next.
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	// The status is sent; a failed write means the client went away, nothing to tell.
-	_, _ = w.Write(append(b, '\n'))
-}
-
-// writeError answers with the status err calls for.
-func (a *apiHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	a.fail(w, r, apiStatusOf(err), err)
-}
-
-// fail answers with status and err as JSON. A server error is logged in full but
-// answered with a generic message: it may hold a database's address or query.
-func (a *apiHandler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	body := apiErrorJSON{Error: err.Error()}
+// fail answers err as JSON with the status it calls for. A server error is logged in
+// full but answered with a generic message: it may hold a database's address or query.
+func (a *apiHandler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := apiErrorAnswer(err)
 	switch {
-	case status == http.StatusServiceUnavailable:
-		a.log.Warn("operator API", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-		body.Error = "the request was cancelled or timed out; try again"
-	case status >= 500:
-		a.log.Error("operator API", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-		body.Error = "internal server error; the server's log has the details"
+	case e.Status == http.StatusServiceUnavailable:
+		a.log.Warn("operator API", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", err)
+		e = &jsonapi.Error{Status: e.Status, Message: "the request was cancelled or timed out; try again"}
+	case e.Status >= 500:
+		a.log.Error("operator API", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", err)
+		e = &jsonapi.Error{Status: e.Status, Message: "internal server error; the server's log has the details"}
 	}
-	var bad *apiFieldError
+	jsonapi.WriteError(w, e)
+}
+
+// apiErrorAnswer is what err is answered with, before fail hides a server error's text.
+func apiErrorAnswer(err error) *jsonapi.Error {
+	var request *jsonapi.Error
 	var fe *FieldError
 	switch {
-	case status >= 500:
-	case errors.As(err, &bad):
-		body.Fields = []apiFieldJSON{bad.apiFieldJSON}
-		body.Error = "bad request: " + bad.Error()
+	case errors.As(err, &request): // a request's, or routing's
+		return request
 	case errors.As(err, &fe): // from the Store, which does not know the value
-		body.Fields = []apiFieldJSON{{Field: fe.Field, Problem: fe.Problem}}
-		body.Error = "bad request: " + fe.Error()
+		return jsonapi.BadField(fe.Field, "", fe.Problem)
 	}
-	a.writeJSON(w, r, status, body)
+	return &jsonapi.Error{Status: apiStatusOf(err), Message: err.Error(), Err: err}
 }
 
-// apiStatusOf maps an error of the Store or of a request to its HTTP status.
+// apiStatusOf maps an error of the Store to its HTTP status.
 func apiStatusOf(err error) int {
-	var tooLarge *http.MaxBytesError
-	var badField *apiFieldError
-	var badRequest *apiBadRequest
-	var fe *FieldError
 	switch {
-	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.As(err, &badField), errors.As(err, &badRequest), errors.As(err, &fe):
-		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, ErrExists), errors.Is(err, ErrConflict):
@@ -144,75 +85,13 @@ func apiStatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// apiUnknownFieldRE finds the field that encoding/json's DisallowUnknownFields refused;
-// it names the field only in its message.
-var apiUnknownFieldRE = regexp.MustCompile(`unknown field "([^"]*)"`)
-
-// decodeAPIBody reads the request body, at most maxAPIBody of it, as one JSON object into
-// dst. Its errors name the bad field where there is one.
-func decodeAPIBody(w http.ResponseWriter, r *http.Request, dst any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return apiBodyError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return apiBodyError(err)
-		}
-		return &apiBadRequest{"the request body must hold one JSON object and nothing after it"}
-	}
-	return nil
-}
-
-// apiBodyError explains why a body did not decode.
-func apiBodyError(err error) error {
-	var tooLarge *http.MaxBytesError
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &tooLarge):
-		return fmt.Errorf("the request body is larger than %d bytes (64 KiB): %w", maxAPIBody, err)
-	case errors.Is(err, io.EOF):
-		return &apiBadRequest{"the request body is empty; want a JSON object"}
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &apiBadRequest{"the request body is malformed JSON: it ends too soon"}
-	case errors.As(err, &syntax):
-		return &apiBadRequest{fmt.Sprintf("the request body is malformed JSON at byte %d: %v", syntax.Offset, err)}
-	case errors.As(err, &typ) && typ.Field != "":
-		return apiBadField(typ.Field, "", fmt.Sprintf("must be a JSON %s, not %s", apiJSONKind(typ.Type.Kind()), typ.Value))
-	case errors.As(err, &typ):
-		return &apiBadRequest{"the request body must be a JSON object, not " + typ.Value}
-	}
-	if m := apiUnknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
-		return apiBadField(m[1], "", "is not a known field")
-	}
-	return &apiBadRequest{"the request body is not the JSON object asked for: " + err.Error()}
-}
-
-// apiJSONKind names the JSON type that decodes into a Go kind.
-func apiJSONKind(k reflect.Kind) string {
-	switch k {
-	case reflect.Struct, reflect.Map:
-		return "object"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.String:
-		return "string"
-	}
-	return "number"
-}
-
 // apiQuery returns r's query. A parameter not among known, or given twice, is refused:
 // ignored, a misspelt "limt" would give a page of the wrong size, and an "after" sent
 // where "cursor" is meant would give the first page for ever.
 func apiQuery(r *http.Request, known ...string) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, &apiBadRequest{"the query is malformed: " + err.Error()}
+		return nil, jsonapi.BadRequest("the query is malformed: " + err.Error())
 	}
 	for _, name := range slices.Sorted(maps.Keys(q)) {
 		switch {
