@@ -81,6 +81,9 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal stops the service (with -simulate, once it has settled, for the
+	// summary); a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "locksensors:", err)
 		os.Exit(1)
@@ -114,7 +117,9 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "operator API: http://%s/sensors  (store: %s, queue: %s)\n", ln.Addr(),
 		label(o.pgURL, "PostgreSQL", "memory"), label(o.amqpURL, "RabbitMQ", "in process"))
 
-	runCtx, cancel := context.WithCancel(ctx)
+	// Not ended by ctx: with -simulate, the service keeps running while the simulation
+	// settles, so that the verdict judges what it did, not where a stop interrupted it.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- svc.run(runCtx, ln) }()

@@ -88,8 +88,10 @@ type decoded struct {
 // notifications are cancelled and every linked client gets a "changed" notification,
 // one per sensor and batch however often the batch changed it (the last change
 // supersedes the others). A reading of a lost sensor restores it: "restored" to every
-// linked client. A message handed twice (redelivered) is stored twice in the history
-// but cannot notify twice: the second time it repeats the state, or is stale.
+// linked client. A message handed twice (redelivered) is stored twice in the history,
+// and notifies nobody the second time: it repeats the state, or is stale. The one
+// exception is a redelivery of a reading followed by another with the same ts and the
+// other value: it applies again (the later applied of equal ts wins) and notifies.
 func (in *Ingester) HandleBatch(ctx context.Context, msgs []Message) error {
 	var (
 		readings []decoded
@@ -99,7 +101,7 @@ func (in *Ingester) HandleBatch(ctx context.Context, msgs []Message) error {
 	for _, m := range msgs {
 		r, err := DecodeReading(m.Body)
 		if err != nil {
-			dead = append(dead, DeadLetter{Raw: m.Body, Reason: err.Error(), Received: m.Received})
+			dead = append(dead, DeadLetter{Raw: m.Body, Reason: err.Error(), Received: m.Received.UTC().Truncate(time.Microsecond)})
 			continue
 		}
 		r.Received = m.Received.UTC().Truncate(time.Microsecond)
@@ -172,6 +174,9 @@ func apply(cur map[SensorID]Current, readings []decoded, dead []DeadLetter, t *t
 		outcome := Same
 		switch {
 		case c.Known && r.At.Before(c.ReadingAt):
+			// Of two readings with one ts the later one applied wins: a door opened and
+			// closed within a second (ts in whole seconds) must not stay open until the
+			// next reading.
 			outcome = Stale
 		case !c.Known || r.State != c.State:
 			outcome = Changed

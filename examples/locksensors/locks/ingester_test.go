@@ -179,3 +179,17 @@ func TestNewIngesterNeedsAStore(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "IngesterConfig.Store"), err.Error())
 }
+
+func TestIngesterSameTSLaterReadingWins(t *testing.T) {
+	s := locks.NewMemoryStore(0)
+	registry(t, s, []string{"s1"}, "http://a.example/hook")
+	in := newIngester(t, s, clock.NewFake(t0))
+	ctx := t.Context()
+	// A door opened and closed within one second, ts in whole seconds.
+	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
+	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 0, t0))))
+	cur, err := s.Current(ctx, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, locks.State(0), cur.State, "closed, not left open until the next reading")
+	assert.Equal(t, []string{"changed 1 cancelled client1", "changed 0 pending client1"}, summary(notes(t, s, "s1")))
+}

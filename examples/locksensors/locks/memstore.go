@@ -521,6 +521,9 @@ func (m *MemoryStore) Replay(ctx context.Context, id NotificationID, now time.Ti
 	if n.Status != Dead {
 		return fmt.Errorf("notification %d is %s, not dead: %w", id, n.Status, ErrConflict)
 	}
+	// On a microsecond, as PostgreSQL keeps it: a notifier claims with a time truncated
+	// so, and would not find due a time between two.
+	now = now.UTC().Truncate(time.Microsecond)
 	n.Attempts, n.NextAttempt, n.Reason = 0, now, ""
 	m.finish(n, Pending, "", now)
 	return nil

@@ -36,8 +36,9 @@ type NotifierConfig struct {
 	// notification URL that moved is an operator's to update, not a POST to turn into a
 	// GET). Each attempt is bounded by AttemptTimeout whatever the client's own timeout.
 	Client *http.Client
-	// AttemptTimeout bounds one attempt; 0 means DefaultAttemptTimeout. The next attempt
-	// is never due before it has passed, so attempts of a notification never overlap.
+	// AttemptTimeout bounds one attempt; 0 means DefaultAttemptTimeout. An attempt is
+	// also cut short when its successor falls due (early retries are quick, so their
+	// attempts are short too), so that attempts of a notification never overlap.
 	AttemptTimeout time.Duration
 	// Schedule spaces the attempts; nil means DefaultSchedule.
 	Schedule Schedule
@@ -151,17 +152,21 @@ func (n *Notifier) Stats() NotifierStats {
 		Dead: c.dead.Load(), Cancelled: c.cancelled.Load(), Errors: c.errors.Load()}
 }
 
-// retryAfter is the delay Claim gives attempt k's successor: the schedule's, but never
-// less than an attempt may last, so that a retry cannot start while k still runs.
+// minAttempt is the least time an attempt is given, and so the least delay between
+// two attempts, whatever the schedule says.
+const minAttempt = 100 * time.Millisecond
+
+// retryAfter is the delay Claim gives attempt k's successor: the schedule's, on a
+// microsecond as a Store keeps times (a due time between two would be reached by the
+// clock but not by the truncated time a claim compares it with).
 func (n *Notifier) retryAfter(k int) time.Duration {
-	// On a microsecond, as a Store keeps times: a due time between two would be
-	// reached by the clock but not by the (truncated) time a claim compares it with.
-	return max(n.cfg.Schedule.After(k), n.cfg.AttemptTimeout+time.Second).Truncate(time.Microsecond)
+	return max(n.cfg.Schedule.After(k), minAttempt).Truncate(time.Microsecond)
 }
 
 // Run delivers notifications until ctx ends, then returns nil once its attempts have
-// ended and been recorded. An attempt cut short by ctx is recorded as failed; its retry
-// is already scheduled.
+// ended and been recorded. The attempts under way when ctx ends are completed (each
+// within AttemptTimeout), not cut short: a claim has counted them, and the notifier's
+// own stop is no failure of the client's, least of all at a notification's last attempt.
 func (n *Notifier) Run(ctx context.Context) error {
 	var (
 		wg       sync.WaitGroup
@@ -220,8 +225,12 @@ func (n *Notifier) idle(ctx context.Context, busy bool, freed <-chan struct{}) e
 	}
 	wait := n.cfg.PollInterval
 	if _, next, err := n.cfg.Store.Pending(ctx); err == nil && !next.IsZero() {
-		// Due already yet not claimed: another notifier holds it for a moment.
-		wait = min(wait, max(next.Sub(n.cfg.Clock.Now()), min(wait, 50*time.Millisecond)))
+		if d := next.Sub(n.cfg.Clock.Now()); d > 0 {
+			wait = min(wait, d)
+		} else {
+			// Due already yet not claimed: another notifier holds it for a moment.
+			wait = min(wait, 50*time.Millisecond)
+		}
 	}
 	t := n.cfg.Clock.NewTimer(wait)
 	defer t.Stop()
@@ -248,7 +257,9 @@ func (n *Notifier) attempt(ctx context.Context, d Delivery) {
 	}
 	n.stats.attempts.Add(1)
 	start := n.now()
-	code, err := n.post(ctx, d)
+	// Until the successor is due at the latest: a retry never starts while this runs.
+	timeout := min(n.cfg.AttemptTimeout, max(d.NextAttempt.Sub(start), minAttempt))
+	code, err := n.post(context.WithoutCancel(ctx), d, timeout)
 	a := &Attempt{Notification: d.ID, N: d.Attempts, At: start, Duration: n.cfg.Clock.Since(start), StatusCode: code}
 	r.Attempt, r.At = a, n.now()
 	switch {
@@ -279,13 +290,13 @@ func (n *Notifier) finish(ctx context.Context, r Result) {
 }
 
 // post sends d to its client and returns the status code, and an error unless 2xx.
-func (n *Notifier) post(ctx context.Context, d Delivery) (int, error) {
+func (n *Notifier) post(ctx context.Context, d Delivery, timeout time.Duration) (int, error) {
 	body, err := json.Marshal(Body{NotificationID: d.ID, SensorID: d.SensorID, Address: d.Address,
 		Event: d.Event, State: d.State, Time: d.At})
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.cfg.AttemptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Client.URL, bytes.NewReader(body))
 	if err != nil {

@@ -79,13 +79,11 @@ func TestClaimTwoProcesses(t *testing.T) {
 	close(start)
 	wg.Wait()
 	require.Len(t, taken, n, "every notification handed out")
-	var perProcess [2]int
 	for id, by := range taken {
 		require.Len(t, by, 1, "notification %d handed out to workers %v", id, by)
-		perProcess[by[0]%2]++
 	}
-	assert.Positive(t, perProcess[0], "both processes claimed")
-	assert.Positive(t, perProcess[1], "both processes claimed")
+	// Which process claims how many is the scheduler's business: one may take them
+	// all on a busy machine. Exactly once each, between them, is what matters.
 
 	pending, next, err := stores[0].Pending(ctx)
 	require.NoError(t, err)

@@ -1,14 +1,13 @@
 package rabbitmq
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/clock"
 )
@@ -77,7 +76,7 @@ type settings struct {
 // resolve validates cfg, naming the first field that is wrong, and applies the defaults.
 func resolve(cfg Config) (*settings, error) {
 	const prefix = "rabbitmq.Config."
-	uri, err := parseURL(prefix, cfg.URL)
+	uri, err := amqpconn.ParseURL(prefix, cfg.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -120,32 +119,4 @@ func resolve(cfg Config) (*settings, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &settings{Config: cfg, uri: uri, clock: clock.OrReal(cfg.Clock), log: log}, nil
-}
-
-// parseURL checks an AMQP URL, naming the field (prefix + "URL") when it is wrong.
-func parseURL(prefix, raw string) (amqp.URI, error) {
-	if raw == "" {
-		return amqp.URI{}, errors.New(prefix + "URL is required")
-	}
-	uri, err := amqp.ParseURI(raw)
-	if err != nil {
-		return amqp.URI{}, fmt.Errorf("%sURL: not an amqp:// or amqps:// URL: %s", prefix, redactedParseError(err))
-	}
-	return uri, nil
-}
-
-// redactedParseError returns amqp.ParseURI's complaint when it cannot hold a secret: its
-// other errors quote pieces of the URL, and a password with an unencoded '/' is quoted
-// as a host and port.
-func redactedParseError(err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "AMQP scheme must") || strings.HasPrefix(msg, "URI must not contain whitespace") {
-		return msg
-	}
-	return "it does not parse (reserved characters in the user name or password, such as / ? # @ :, must be percent-encoded)"
-}
-
-// redactedURL is the broker's address without the credentials, for errors and logs.
-func redactedURL(u amqp.URI) string {
-	return fmt.Sprintf("%s://%s:%d (vhost %q)", u.Scheme, u.Host, u.Port, u.Vhost)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/amqpconn"
 )
 
 // Consumer consumes readings from the queue and hands them to a locks.BatchHandler in
@@ -90,7 +91,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return errors.New("rabbitmq: Consumer.Run may be called only once")
 	}
 	s := c.s
-	broker := redactedURL(s.uri)
+	broker := amqpconn.RedactedURL(s.uri)
 	everUp := false
 	attempt := 0 // failed attempts and lost sessions since the last session that lasted
 	for {

@@ -304,8 +304,8 @@ func TestRunReturnsPromptlyAndLeavesNoGoroutine(t *testing.T) {
 
 	buf := make([]byte, 1<<20)
 	for g := range strings.SplitSeq(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		// amqp091-go's reader may still be on its way out of the socket's Read, a
-		// method of this package; the goroutines Run started are the session's.
+		// amqp091-go's reader may still be on its way out of the socket's Read (in
+		// internal/amqpconn); the goroutines Run started are the session's.
 		if strings.Contains(g, "locks/rabbitmq.(*session)") || strings.Contains(g, "locks/rabbitmq.(*Consumer)") ||
 			strings.Contains(g, "created by github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq.") {
 			t.Errorf("Run has returned, yet one of its goroutines remains:\n%s", g)

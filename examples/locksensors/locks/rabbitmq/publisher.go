@@ -8,6 +8,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/feedkit/feedkit/internal/amqpconn"
 )
 
 // Publisher puts readings on the queue, as the sensors' gateway does: persistent
@@ -21,7 +23,7 @@ import (
 type Publisher struct {
 	queue  string
 	conn   *amqp.Connection
-	sock   *socket
+	sock   *amqpconn.Socket
 	ch     *amqp.Channel
 	closed chan *amqp.Error // the channel's close notice; amqp091-go sends at most one
 
@@ -41,7 +43,7 @@ var errPublisherClosed = errors.New("rabbitmq: publisher closed")
 // declares queue ("" means DefaultQueue) with DeclareQueue. ctx bounds the connecting
 // only.
 func NewPublisher(ctx context.Context, url, queue string) (*Publisher, error) {
-	uri, err := parseURL("rabbitmq: NewPublisher: ", url)
+	uri, err := amqpconn.ParseURL("rabbitmq: NewPublisher: ", url)
 	if err != nil {
 		return nil, err
 	}
@@ -49,15 +51,15 @@ func NewPublisher(ctx context.Context, url, queue string) (*Publisher, error) {
 		queue = DefaultQueue
 	}
 	fail := func(err error) (*Publisher, error) {
-		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", redactedURL(uri), err)
+		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", amqpconn.RedactedURL(uri), err)
 	}
 	d, err := dial(ctx, url, DefaultConnectionName+"-publisher")
 	if err != nil {
 		return fail(err)
 	}
-	p := &Publisher{queue: queue, conn: d.conn, sock: d.sock}
+	p := &Publisher{queue: queue, conn: d.Conn, sock: d.Sock}
 	setUp := func() error {
-		if p.ch, err = d.conn.Channel(); err != nil {
+		if p.ch, err = d.Conn.Channel(); err != nil {
 			return fmt.Errorf("open channel: %w", err)
 		}
 		// Buffered: amqp091-go must not block on the one notice it sends.
@@ -68,11 +70,11 @@ func NewPublisher(ctx context.Context, url, queue string) (*Publisher, error) {
 		return DeclareQueue(p.ch, queue)
 	}
 	if err := setUp(); err != nil {
-		_ = d.release()
+		_ = d.Release(closeTimeout)
 		p.shut()
-		return fail(contextOr(ctx, err))
+		return fail(amqpconn.ContextOr(ctx, err))
 	}
-	if err := d.release(); err != nil {
+	if err := d.Release(closeTimeout); err != nil {
 		return fail(err)
 	}
 	return p, nil
@@ -178,14 +180,7 @@ func (p *Publisher) failLocked(err error) error {
 	if p.err != nil {
 		return p.err
 	}
-	select {
-	case e, ok := <-p.closed:
-		if ok && e != nil {
-			err = fmt.Errorf("%w (channel closed: %w)", err, e)
-		}
-	default:
-	}
-	p.err = fmt.Errorf("rabbitmq: publisher: %w", err)
+	p.err = fmt.Errorf("rabbitmq: publisher: %w", amqpconn.WithCloseNotice(err, p.closed))
 	return p.err
 }
 
@@ -202,7 +197,7 @@ func (p *Publisher) Close() error {
 		p.err = errPublisherClosed
 	}
 	err := p.conn.CloseDeadline(time.Now().Add(closeTimeout))
-	p.sock.closeAndWait()
+	p.sock.CloseAndWait(closeTimeout)
 	if errors.Is(err, amqp.ErrClosed) {
 		return nil // the broker closed it first; the calls that met that have said so
 	}
@@ -213,5 +208,5 @@ func (p *Publisher) Close() error {
 // it.
 func (p *Publisher) shut() {
 	_ = p.conn.CloseDeadline(time.Now().Add(closeTimeout))
-	p.sock.closeAndWait()
+	p.sock.CloseAndWait(closeTimeout)
 }

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/amqpconn"
 )
 
 // session is one connection of a Consumer with its consumers. A lost session is never
@@ -19,7 +20,7 @@ import (
 type session struct {
 	c    *Consumer
 	conn *amqp.Connection
-	sock *socket
+	sock *amqpconn.Socket
 	subs []*sub
 
 	// ctx ends with Run's context or at the first sign of loss, whose cause it keeps;
@@ -58,14 +59,14 @@ func (c *Consumer) connect(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &session{c: c, conn: d.conn, sock: d.sock}
+	sess := &session{c: c, conn: d.Conn, sock: d.Sock}
 	sess.ctx, sess.lose = context.WithCancelCause(ctx)
 	if err := sess.setUp(); err != nil {
-		_ = d.release()
+		_ = d.Release(closeTimeout)
 		sess.close()
-		return nil, contextOr(ctx, err)
+		return nil, amqpconn.ContextOr(ctx, err)
 	}
-	if err := d.release(); err != nil {
+	if err := d.Release(closeTimeout); err != nil {
 		sess.close()
 		return nil, err
 	}
@@ -263,6 +264,6 @@ func (sess *session) close() {
 	// An error means the connection was closed already, or the broker did not answer
 	// in time; the socket is closed regardless.
 	_ = sess.conn.CloseDeadline(time.Now().Add(closeTimeout))
-	sess.sock.closeAndWait()
+	sess.sock.CloseAndWait(closeTimeout)
 	sess.watching.Wait()
 }
