@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/clock"
 )
@@ -34,7 +35,9 @@ const (
 )
 
 // closeTimeout bounds a graceful AMQP close; a peer that does not answer by then (a
-// partitioned network) has its socket closed under it.
+// partitioned network) has its socket closed under it. It also bounds how long a
+// connection whose setup ctx ended waits for amqp091-go's reader to see its socket
+// closed (amqpconn.Dialed.Release).
 const closeTimeout = time.Second
 
 // reconnectJitter spreads reconnection attempts, so that clients that lost the same
@@ -107,18 +110,13 @@ type settings struct {
 // resolve validates cfg, naming the first field that is wrong, and applies the defaults.
 func resolve(cfg Config) (*settings, error) {
 	const prefix = "rabbitmq.Config."
-	if cfg.URL == "" {
-		return nil, errors.New(prefix + "URL is required")
-	}
-	uri, err := amqp.ParseURI(cfg.URL)
+	// ParseURL's errors never quote the URL, which may hold a password, and it refuses
+	// the '@' in the virtual host that an unencoded '/' in the password leaves.
+	uri, err := amqpconn.ParseURL(prefix, cfg.URL)
 	if err != nil {
-		// amqp091-go's messages quote the URL, which may hold a password: keep them out.
-		return nil, fmt.Errorf("%sURL: not an amqp:// or amqps:// URL: %s", prefix, redactedParseError(err))
+		return nil, err
 	}
 	switch {
-	case strings.Contains(uri.Vhost, "@"):
-		// amqp://user:pa/ss@host/ parses as host "user", port "pa" and vhost "ss@host/".
-		return nil, errors.New(prefix + "URL: the virtual host holds an '@': a '/' in the password must be percent-encoded as %2F")
 	case uri.CACertFile != "" || uri.CertFile != "" || uri.KeyFile != "" || uri.ServerName != "":
 		return nil, errors.New(prefix + "URL: TLS options in the URL (cacertfile, certfile, keyfile, server_name_indication) are not used: set Config.TLS")
 	case uri.ConnectionTimeout != 0:
@@ -177,17 +175,6 @@ func resolve(cfg Config) (*settings, error) {
 	return s, nil
 }
 
-// redactedParseError returns amqp.ParseURI's complaint when it cannot hold a secret. The
-// parser's errors quote pieces of the URL (a password with an unencoded '/' is read as
-// a host and port, and quoted as such), so only its two fixed messages are passed on.
-func redactedParseError(err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "AMQP scheme must") || strings.HasPrefix(msg, "URI must not contain whitespace") {
-		return msg
-	}
-	return "it does not parse (reserved characters in the user name or password, such as / ? # @ :, must be percent-encoded)"
-}
-
 // amqpConfig is the amqp091-go configuration of one connection attempt. It is built
 // per attempt because amqp091-go writes into the tls.Config it is given.
 func (s *settings) amqpConfig() amqp.Config {
@@ -217,15 +204,12 @@ func (s *settings) amqpConfig() amqp.Config {
 	return cfg
 }
 
-// redactedURL is the URL without its password, for logs.
+// redactedURL is the broker's address without the credentials, for errors and logs,
+// with the virtual host the transport really uses: VirtualHost when it is set.
 func (s *settings) redactedURL() string {
 	u := s.uri
-	if u.Password != "" {
-		u.Password = "xxxxx"
-	}
-	vhost := u.Vhost
 	if s.VirtualHost != "" {
-		vhost = s.VirtualHost
+		u.Vhost = s.VirtualHost
 	}
-	return fmt.Sprintf("%s://%s:%d (vhost %q)", u.Scheme, u.Host, u.Port, vhost)
+	return amqpconn.RedactedURL(u)
 }

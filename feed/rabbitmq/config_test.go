@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/clock"
 )
@@ -347,27 +348,6 @@ func TestRedactedURL(t *testing.T) {
 	}
 }
 
-func TestRedactedParseError(t *testing.T) {
-	// net/url quotes the URL, and for a password with an unencoded '/' it quotes the
-	// start of the password as a port: nothing of the parser's own text is passed on...
-	for _, u := range []string{"amqp://user:s3cret@host:5672/%zz", "amqp://user:s3cret/x@host:5672/", "amqp://user:s3cret#x@host/"} {
-		_, err := amqp.ParseURI(u)
-		if err == nil {
-			continue // parsed (wrongly): resolve's vhost check catches what this cannot
-		}
-		got := redactedParseError(err)
-		assert.NotContains(t, got, "s3cret", u)
-		assert.Equal(t, "it does not parse (reserved characters in the user name or password, such as / ? # @ :, must be percent-encoded)", got)
-	}
-	// ...except its two fixed messages, which quote nothing.
-	for _, u := range []string{"http://user:s3cret@host/", "amqp://user:s3 cret@host/"} {
-		_, err := amqp.ParseURI(u)
-		require.Error(t, err, u)
-		assert.Equal(t, err.Error(), redactedParseError(err))
-		assert.NotContains(t, redactedParseError(err), "s3")
-	}
-}
-
 func TestResolveRefusesURLsItWouldMisread(t *testing.T) {
 	for url, want := range map[string]string{
 		"amqp://user:1234/x@host:5672/":       "percent-encoded as %2F",
@@ -411,7 +391,12 @@ func TestPermanent(t *testing.T) {
 		{"unexpected EOF", io.ErrUnexpectedEOF, false},
 		{"exchange not found", &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - no exchange 'unifiedfeed'"}, true},
 		{"connection limit", &amqp.Error{Code: amqp.NotAllowed, Reason: "NOT_ALLOWED - access to vhost '/' refused for user 'guest': connection limit (10) is reached"}, false},
-		{"handshake cut by the network", fmt.Errorf("connect: %w", errHandshake), false},
+		{"handshake cut by the network", fmt.Errorf("connect: %w", amqpconn.ErrHandshake), false},
+		{
+			"handshake timed out",
+			fmt.Errorf("connect: %w: %w", amqpconn.ErrHandshake, &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}),
+			false,
+		},
 		{"connection forced", &amqp.Error{Code: amqp.ConnectionForced, Server: true}, false},
 		{"closed", amqp.ErrClosed, false},
 		{"deadline", context.DeadlineExceeded, false},
@@ -424,24 +409,4 @@ func TestPermanent(t *testing.T) {
 			assert.Equal(t, tt.want, permanent(tt.err), "permanent(%v)", tt.err)
 		})
 	}
-}
-
-func TestHandshakeCauseTellsARefusalFromANetworkFailure(t *testing.T) {
-	sock := func(readErr error) *socket { return &socket{readErr: readErr} }
-	// RabbitMQ refuses a login by closing the socket: an end of stream or a reset keeps
-	// amqp091-go's verdict.
-	reset := &net.OpError{Op: "read", Err: syscall.ECONNRESET}
-	assert.Same(t, amqp.ErrCredentials, handshakeCause(amqp.ErrCredentials, sock(io.EOF)))
-	assert.Same(t, amqp.ErrVhost, handshakeCause(amqp.ErrVhost, sock(reset)))
-	// A timeout is the network's doing: not permanent, and the cause is kept.
-	timeout := &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}
-	err := handshakeCause(amqp.ErrCredentials, sock(timeout))
-	assert.ErrorIs(t, err, errHandshake)
-	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
-	assert.False(t, permanent(err))
-	assert.ErrorIs(t, handshakeCause(amqp.ErrCredentials, sock(nil)), errHandshake, "no read failed: a write did")
-	// Other errors pass through untouched.
-	other := errors.New("dial tcp: connection refused")
-	assert.Same(t, other, handshakeCause(other, sock(timeout)))
-	assert.Same(t, amqp.ErrCredentials, handshakeCause(amqp.ErrCredentials, nil), "no socket: nothing to tell")
 }

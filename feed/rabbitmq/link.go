@@ -8,6 +8,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/feedkit/feedkit/internal/amqpconn"
 )
 
 // link is one established connection of a subscription: the connection, its channel,
@@ -15,7 +17,7 @@ import (
 // new one, so that nothing (a delivery tag above all) crosses from one to the next.
 type link struct {
 	conn       *amqp.Connection
-	sock       *socket
+	sock       *amqpconn.Socket
 	ch         *amqp.Channel
 	queue      string
 	deliveries <-chan amqp.Delivery
@@ -37,25 +39,17 @@ func (sub *subscription) connect(ctx context.Context) (*link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &link{conn: d.conn, sock: d.sock, lost: make(chan struct{})}
+	l := &link{conn: d.Conn, sock: d.Sock, lost: make(chan struct{})}
 	if err := l.setUp(sub.t, sub.bindings); err != nil {
-		d.release()
+		_ = d.Release(closeTimeout)
 		l.close()
-		return nil, contextOr(ctx, err)
+		return nil, amqpconn.ContextOr(ctx, err)
 	}
-	if err := d.release(); err != nil {
+	if err := d.Release(closeTimeout); err != nil {
 		l.close()
 		return nil, err
 	}
 	return l, nil
-}
-
-// contextOr returns ctx's error when ctx has ended (that is why the step failed), else err.
-func contextOr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
 }
 
 // setUp opens the channel and the topology on l.conn and starts watching both.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/feedkit/feedkit/internal/amqpconn"
 )
 
 // confirmWindow is how many published messages may await the broker's confirmation
@@ -24,7 +26,7 @@ const confirmWindow = 1024
 type Publisher struct {
 	s      *settings
 	conn   *amqp.Connection
-	sock   *socket
+	sock   *amqpconn.Socket
 	ch     *amqp.Channel
 	closed chan *amqp.Error
 
@@ -47,14 +49,14 @@ func NewPublisher(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), err)
 	}
-	p := &Publisher{s: s, conn: d.conn, sock: d.sock, turn: make(chan struct{}, 1)}
+	p := &Publisher{s: s, conn: d.Conn, sock: d.Sock, turn: make(chan struct{}, 1)}
 	p.turn <- struct{}{}
 	fail := func(err error) (*Publisher, error) {
-		d.release()
-		_ = d.conn.Close()
-		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), contextOr(ctx, err))
+		_ = d.Release(closeTimeout)
+		_ = d.Conn.Close()
+		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), amqpconn.ContextOr(ctx, err))
 	}
-	if p.ch, err = d.conn.Channel(); err != nil {
+	if p.ch, err = d.Conn.Channel(); err != nil {
 		return fail(fmt.Errorf("open channel: %w", err))
 	}
 	// Buffered: amqp091-go sends at most one close, and must not block on it.
@@ -67,7 +69,7 @@ func NewPublisher(ctx context.Context, cfg Config) (*Publisher, error) {
 			return fail(fmt.Errorf("declare exchange %q: %w", s.Exchange, err))
 		}
 	}
-	if err := d.release(); err != nil {
+	if err := d.Release(closeTimeout); err != nil {
 		return nil, fmt.Errorf("rabbitmq: publisher for %s: %w", s.redactedURL(), err)
 	}
 	return p, nil
@@ -178,14 +180,7 @@ func (p *Publisher) failLocked(ctx context.Context, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return ctx.Err()
 	}
-	select {
-	case e, ok := <-p.closed:
-		if ok && e != nil {
-			err = fmt.Errorf("%w (channel closed: %w)", err, e)
-		}
-	default:
-	}
-	p.err = fmt.Errorf("rabbitmq: publisher: %w", err)
+	p.err = fmt.Errorf("rabbitmq: publisher: %w", amqpconn.WithCloseNotice(err, p.closed))
 	return p.err
 }
 
