@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -348,14 +349,7 @@ func (h *webhook) snapshot() received {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.got
-	c.events = make(map[locks.Event]int, len(h.got.events))
-	for k, v := range h.got.events {
-		c.events[k] = v
-	}
-	c.last = make(map[locks.SensorID]locks.State, len(h.got.last))
-	for k, v := range h.got.last {
-		c.last[k] = v
-	}
+	c.events, c.last = maps.Clone(h.got.events), maps.Clone(h.got.last)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -79,8 +80,8 @@ func NewLiveness(cfg LivenessConfig) (*Liveness, error) {
 	if cfg.Silence < 0 || cfg.Tick < 0 || cfg.Resync < 0 {
 		return nil, &FieldError{Field: "LivenessConfig", Problem: "Silence, Tick and Resync must not be negative"}
 	}
-	cfg.Silence = cmpOr(cfg.Silence, DefaultSilence)
-	cfg.Resync = cmpOr(cfg.Resync, cfg.Silence/4)
+	cfg.Silence = cmp.Or(cfg.Silence, DefaultSilence)
+	cfg.Resync = cmp.Or(cfg.Resync, cfg.Silence/4)
 	if cfg.Retry == (backoff.Policy{}) {
 		cfg.Retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.5}
 	}

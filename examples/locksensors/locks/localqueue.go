@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,9 +61,9 @@ func NewLocalQueue(cfg LocalQueueConfig) (*LocalQueue, error) {
 			return nil, &FieldError{Field: "LocalQueueConfig." + f.name, Problem: fmt.Sprintf("%d is negative", f.v)}
 		}
 	}
-	cfg.Capacity = cmpOr(cfg.Capacity, 10_000)
-	cfg.Consumers = cmpOr(cfg.Consumers, 2)
-	cfg.BatchSize = cmpOr(cfg.BatchSize, 250)
+	cfg.Capacity = cmp.Or(cfg.Capacity, 10_000)
+	cfg.Consumers = cmp.Or(cfg.Consumers, 2)
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, 250)
 	if cfg.Retry == (backoff.Policy{}) {
 		cfg.Retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
 	}

@@ -529,6 +529,12 @@ func (m *MemoryStore) Replay(ctx context.Context, id NotificationID, now time.Ti
 	return nil
 }
 
+// NextDue implements Outbox.
+func (m *MemoryStore) NextDue(ctx context.Context) (time.Time, error) {
+	_, next, err := m.Pending(ctx)
+	return next, err
+}
+
 // Pending implements Outbox.
 func (m *MemoryStore) Pending(ctx context.Context) (int, time.Time, error) {
 	m.mu.Lock()

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,10 +113,10 @@ func NewNotifier(cfg NotifierConfig) (*Notifier, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	cfg.AttemptTimeout = cmpOr(cfg.AttemptTimeout, DefaultAttemptTimeout)
-	cfg.MaxAttempts = cmpOr(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.Workers = cmpOr(cfg.Workers, DefaultWorkers)
-	cfg.PollInterval = cmpOr(cfg.PollInterval, DefaultPollInterval)
+	cfg.AttemptTimeout = cmp.Or(cfg.AttemptTimeout, DefaultAttemptTimeout)
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
 	if cfg.Schedule == nil {
 		cfg.Schedule = DefaultSchedule
 	}
@@ -127,14 +128,6 @@ func NewNotifier(cfg NotifierConfig) (*Notifier, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Notifier{cfg: cfg, wake: make(chan struct{}, 1)}, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Wake makes Run look for due notifications at once: a new one was created.
@@ -224,7 +217,7 @@ func (n *Notifier) idle(ctx context.Context, busy bool, freed <-chan struct{}) e
 		freedC = freed
 	}
 	wait := n.cfg.PollInterval
-	if _, next, err := n.cfg.Store.Pending(ctx); err == nil && !next.IsZero() {
+	if next, err := n.cfg.Store.NextDue(ctx); err == nil && !next.IsZero() {
 		if d := next.Sub(n.cfg.Clock.Now()); d > 0 {
 			wait = min(wait, d)
 		} else {

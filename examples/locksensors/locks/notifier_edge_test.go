@@ -84,16 +84,16 @@ func TestReplayIsDueAtOnce(t *testing.T) {
 	}
 }
 
-// pendingCalls reports every Outbox.Pending call: the notifier is about to idle.
+// pendingCalls reports every Outbox.NextDue call: the notifier is about to idle.
 type pendingCalls struct {
 	*finishes
 	calls chan struct{}
 }
 
-func (p pendingCalls) Pending(ctx context.Context) (int, time.Time, error) {
-	n, next, err := p.finishes.Pending(ctx)
+func (p pendingCalls) NextDue(ctx context.Context) (time.Time, error) {
+	next, err := p.finishes.NextDue(ctx)
 	p.calls <- struct{}{}
-	return n, next, err
+	return next, err
 }
 
 // TestRetryDueSoonIsNotLate: a notifier woken shortly before a retry is due must

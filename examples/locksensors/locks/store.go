@@ -142,8 +142,13 @@ type Outbox interface {
 	// counted from zero. ErrConflict if it is not dead.
 	Replay(ctx context.Context, id NotificationID, now time.Time) error
 	// Pending counts the pending notifications, and the earliest NextAttempt among them
-	// (zero when there are none), so a notifier knows when to look again.
+	// (zero when there are none), for an operator's figures: counting costs in
+	// proportion to what is pending.
 	Pending(ctx context.Context) (n int, next time.Time, err error)
+	// NextDue returns the earliest NextAttempt among the pending notifications (zero
+	// when there are none), so a notifier knows when to look again. Unlike Pending it
+	// counts nothing: a notifier asks every time it goes idle, however long the backlog.
+	NextDue(ctx context.Context) (time.Time, error)
 }
 
 // ClaimRequest says which notifications Claim takes and how it schedules their retries.

@@ -217,11 +217,14 @@ func (e *env) finish(r locks.Result) {
 	require.NoError(e.t, e.s.Finish(e.ctx, r), "Finish(%+v)", r)
 }
 
-// pending runs Pending.
+// pending runs Pending, and NextDue, which must agree with it on the earliest due.
 func (e *env) pending() (int, time.Time) {
 	e.t.Helper()
 	n, next, err := e.s.Pending(e.ctx)
 	require.NoError(e.t, err)
+	due, err := e.s.NextDue(e.ctx)
+	require.NoError(e.t, err)
+	require.True(e.t, due.Equal(next), "NextDue %v, Pending's earliest %v", due, next)
 	return n, next.UTC()
 }
 

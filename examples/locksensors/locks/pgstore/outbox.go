@@ -62,6 +62,10 @@ const (
 		SELECT status FROM old`
 
 	pendingSQL = `SELECT count(*), min(next_attempt_at) FROM {notifications} WHERE status = 'pending'`
+
+	// The first entry of the partial due index: no scan of the backlog.
+	nextDueSQL = `SELECT next_attempt_at FROM {notifications} WHERE status = 'pending'
+		ORDER BY next_attempt_at LIMIT 1`
 )
 
 // Claim implements locks.Outbox in one transaction of two round trips: the first
@@ -244,6 +248,19 @@ func (s *Store) Replay(ctx context.Context, id locks.NotificationID, now time.Ti
 		return fmt.Errorf("notification %d is %s, not dead: %w", id, status, locks.ErrConflict)
 	}
 	return nil
+}
+
+// NextDue implements locks.Outbox.
+func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
+	var next time.Time
+	err := s.pool.QueryRow(ctx, s.q.nextDue).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, failed("next due", err)
+	}
+	return next.UTC(), nil
 }
 
 // Pending implements locks.Outbox, on the partial index of the pending.

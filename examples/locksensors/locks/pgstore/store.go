@@ -86,7 +86,7 @@ type queries struct {
 	// history.go
 	readings, notifications, attemptsOf, notification, attemptsOfOne, deadNotifications, deadLetters string
 	// outbox.go
-	claim, claimed, killed, finish, addAttempt, replay, pending string
+	claim, claimed, killed, finish, addAttempt, replay, pending, nextDue string
 }
 
 func newQueries(prefix string) queries {
@@ -109,6 +109,7 @@ func newQueries(prefix string) queries {
 
 		claim: x(claimSQL), claimed: x(claimedSQL), killed: x(killedSQL), finish: x(finishSQL),
 		addAttempt: x(addAttemptSQL), replay: x(replaySQL), pending: x(pendingSQL),
+		nextDue: x(nextDueSQL),
 	}
 }
 
