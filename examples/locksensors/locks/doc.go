@@ -10,4 +10,6 @@
 // locks and commits everything they decided at once, so that two consumers never both
 // notify the same change. MemoryStore is the embedded default; locks/pgstore keeps
 // everything in PostgreSQL, and locks/lockstest holds the conformance suite both pass.
+// Readings reach the Ingester (a BatchHandler) from locks/rabbitmq's Consumer, or from
+// a LocalQueue in the process.
 package locks
