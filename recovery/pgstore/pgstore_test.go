@@ -102,10 +102,12 @@ func TestLedgerTwoProcessesSameInstant(t *testing.T) {
 	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(allowed))), 20, "ids are distinct")
 	assert.Equal(t, len(ledgers)*perLedger*each-20, refused)
 
-	var rows, nodes int
-	require.NoError(t, p1.QueryRow(t.Context(), "SELECT count(*), count(DISTINCT node) FROM feedkit_recovery_requests WHERE account = 'acc'").Scan(&rows, &nodes))
+	// Which process gets how many of the places is the scheduler's business (on a busy
+	// machine one may take them all); that the two together never exceed the window is
+	// what the shared ledger promises.
+	var rows int
+	require.NoError(t, p1.QueryRow(t.Context(), "SELECT count(*) FROM feedkit_recovery_requests WHERE account = 'acc'").Scan(&rows))
 	assert.Equal(t, 20, rows)
-	assert.Equal(t, 2, nodes, "both processes got places: the lock is fair enough for that")
 }
 
 // TestLedgerTwoProcessesSlidingTimes has two processes hammer the ledger, with requests

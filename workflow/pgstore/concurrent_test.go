@@ -65,13 +65,10 @@ func TestClaimTwoProcesses(t *testing.T) {
 	close(start)
 	wg.Wait()
 	require.Len(t, taken, n, "every task taken")
-	perStore := [2]int{}
+	// Exactly once each between the two processes; how they share is the scheduler's.
 	for id, by := range taken {
 		require.Len(t, by, 1, "task %s taken by workers %v", id, by)
-		perStore[by[0]%2]++
 	}
-	assert.Positive(t, perStore[0], "both processes took tasks")
-	assert.Positive(t, perStore[1], "both processes took tasks")
 
 	var queued, wrong int
 	require.NoError(t, p1.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FILTER (WHERE state = %d),
