@@ -24,7 +24,8 @@ const MaxShards = 1 << 12
 // that a timeout must come from Timeout or TimeoutOf.
 type Config[K comparable] struct {
 	// Timeout is the default timeout of a key: the key is lost when it has not beaten for
-	// that long. It must be positive unless TimeoutOf is set, and at most MaxTimeout.
+	// that long, a silence of exactly Timeout included. It must be positive unless
+	// TimeoutOf is set, and at most MaxTimeout.
 	Timeout time.Duration
 	// TimeoutOf, if set, gives a key's timeout (per key or per class of key). It is asked
 	// when the key is first seen, outside any lock, so it may call the Monitor; it should be

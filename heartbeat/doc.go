@@ -51,13 +51,19 @@
 //
 // # When a key is found lost
 //
-// A key's deadline D is rounded up to the next tick boundary, the monitor's creation plus
-// a multiple of Tick. The key is found lost by the first Advance(now) with now at or after
-// that boundary: never before D, at most one Tick after it. Run calls Advance at every
-// boundary, so under Run a key is found lost at most one Tick (plus the Advance's own
-// time) after its deadline. A key that beats before its deadline is never found lost. An
-// entry whose deadline has passed when it is placed (restored after a downtime, beaten
-// with an old time, given a shorter timeout) is found lost by the next Advance.
+// A key is lost once it has been silent for its whole timeout: its deadline D is its last
+// beat plus its timeout, and a silence of exactly the timeout reaches it. A rule of
+// "silent for longer than the limit" is a timeout of the limit plus 1ns, as package
+// recovery gives its heartbeat limits.
+//
+// D is rounded up to the next tick boundary, the monitor's creation plus a multiple of
+// Tick. The key is found lost by the first Advance(now) with now at or after that
+// boundary: never before D, at most one Tick after it, and with a Tick of 1ns at D
+// exactly. Run calls Advance at every boundary, so under Run a key is found lost at most
+// one Tick (plus the Advance's own time) after its deadline. A key that beats before its
+// deadline is never found lost. An entry whose deadline has passed when it is placed
+// (restored after a downtime, beaten with an old time, given a shorter timeout) is found
+// lost by the next Advance.
 //
 // A lost key is kept (Get says Lost) until it beats again or is forgotten: a key that
 // never comes back costs its memory until Forget. Tables do not shrink.

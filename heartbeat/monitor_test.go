@@ -91,6 +91,25 @@ func TestLostWithinOneTick(t *testing.T) {
 	}
 }
 
+// With a Tick of 1ns the deadline is not rounded: an Advance at any time finds exactly
+// the keys silent for their whole timeout, as package recovery needs of its checks,
+// whose times bear no relation to the monitor's creation. Each Advance goes around the
+// wheel at most once, however many nanoseconds passed.
+func TestLostExactlyAtTheDeadlineWithATickOf1ns(t *testing.T) {
+	const timeout = 15 * time.Second
+	beats := []time.Duration{0, 3*time.Second + 7, 40*time.Second + 999_999_999}
+	for _, beat := range beats {
+		t.Run(beat.String(), func(t *testing.T) {
+			m, _, rec := newTest(t, Config[string]{Timeout: timeout, Tick: time.Nanosecond})
+			m.BeatAt("a", at(beat))
+			assert.Zero(t, m.Advance(at(beat+timeout-time.Nanosecond)), "silent for the timeout less 1ns")
+			assert.Empty(t, rec.take())
+			assert.Equal(t, 1, m.Advance(at(beat+timeout)), "silent for exactly the timeout")
+			assert.Equal(t, []string{"lost a @" + beat.String()}, rec.take())
+		})
+	}
+}
+
 func TestAdvanceFindsEveryTickPassedAtOnce(t *testing.T) {
 	m, _, rec := newTest(t, Config[string]{Timeout: 10 * time.Second})
 	m.BeatAt("a", at(0))

@@ -68,7 +68,9 @@ type Config struct {
 	// delays are checked; 0 means DefaultCheckInterval.
 	CheckInterval time.Duration
 	// HeartbeatLimits overrides the producers' HeartbeatLimit, by producer id: the longest
-	// gap between two alives before the producer is considered disconnected.
+	// silence allowed, between two alives or since the last one at a check. A silence of
+	// exactly the limit keeps the producer healthy; a longer one, by 1ns already,
+	// disconnects it (see the package doc).
 	HeartbeatLimits map[int]time.Duration
 	// RecoveryTimeout is how long a recovery may wait for its snapshot_complete before it
 	// is requested again; 0 means DefaultRecoveryTimeout.

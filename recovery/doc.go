@@ -26,15 +26,25 @@
 //
 // # Rules
 //
-//   - An alive with subscribed=1 updates LastSubscribedAt. If the previous one is older
-//     than the producer's heartbeat limit (15 s live, 5 min prematch; Config.HeartbeatLimits)
-//     the producer is disconnected from that previous alive and recovered; a disconnected
-//     producer is recovered at its first alive.
+// The heartbeat limit of a producer (15 s live, 5 min prematch; Config.HeartbeatLimits) is
+// the longest silence allowed: a producer is past it when no alive has come for longer
+// than the limit. A silence of exactly the limit is within it, one of the limit and 1ns is
+// past it, on both paths that measure a silence, the alive rule and the check. That is
+// the seed's rule ("didn't receive <alive> for longer than specified in heartbeat
+// limits") and what Sportradar's SDKs document for their inactivity limit ("if this value
+// is exceeded, the producer is considered to be down").
+//
+//   - An alive with subscribed=1 updates LastSubscribedAt. If the previous one came longer
+//     ago than the producer's heartbeat limit the producer is disconnected from that
+//     previous alive and recovered; a disconnected producer is recovered at its first
+//     alive.
 //   - An alive with subscribed=0 requests a recovery of the period since the last
 //     subscription, then updates the subscription time.
-//   - Every CheckInterval (15 s), a healthy producer whose last alive is older than its
-//     limit is disconnected (LastDisconnectedAt = that alive, AliveIntervalViolation); a
-//     producer already down is left alone. The recovery waits for its alives.
+//   - Every CheckInterval (15 s, counted from Open), a healthy producer whose last alive
+//     came longer ago than its limit is disconnected (LastDisconnectedAt = that alive,
+//     AliveIntervalViolation); a producer already down is left alone. The check that
+//     finds it is the first one at which the silence is past the limit, so at most one
+//     CheckInterval after the limit ran out. The recovery waits for its alives.
 //   - A lost connection disconnects the healthy producers (ConnectionDown) and makes a
 //     recovery under way be requested again.
 //   - A snapshot_complete whose request id is not the last requested recovery's is

@@ -56,7 +56,7 @@ const (
 // producer is the manager's state of one producer.
 type producer struct {
 	feed   feed.Producer
-	limit  time.Duration // heartbeat limit
+	limit  time.Duration // heartbeat limit: a silence longer than it, not equal, is too long (pastLimit)
 	maxLen time.Duration // longest recovery
 
 	rec       Record
@@ -112,11 +112,17 @@ func NewManager(cfg Config) (*Manager, error) {
 		m.order = append(m.order, p)
 	}
 	m.mon, err = heartbeat.New(heartbeat.Config[int]{
-		TimeoutOf: func(id int) time.Duration { return m.producers[id].limit },
-		Timeout:   feed.LiveHeartbeatLimit,
-		Tick:      s.CheckInterval,
-		OnLost:    m.onLost,
-		Clock:     s.Clock,
+		TimeoutOf: func(id int) time.Duration { return monitorTimeout(m.producers[id].limit) },
+		Timeout:   monitorTimeout(feed.LiveHeartbeatLimit),
+		// The manager advances the monitor at its own checks, which start at Open, not at
+		// New; a tick of the monitor's own would round deadlines up to boundaries out of
+		// phase with them and find a silence one check late. With a tick of 1ns a check
+		// finds exactly the producers past their limit at that moment. The cost is nil for
+		// a handful of producers: each check visits the wheel's few buckets once.
+		Tick:   time.Nanosecond,
+		Shards: 1, // one goroutine, the manager's, beats a handful of keys
+		OnLost: m.onLost,
+		Clock:  s.Clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recovery: %w", err)

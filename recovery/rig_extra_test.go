@@ -21,6 +21,13 @@ import (
 // newRigAt is newRig on a fake clock started at start.
 func newRigAt(t *testing.T, cfg recovery.Config, start time.Time) *rig {
 	t.Helper()
+	return newRigOpenedAfter(t, cfg, start, 0)
+}
+
+// newRigOpenedAfter is newRigAt with the manager opened openAfter after it was made, as a
+// process does when loading its records takes time: the check ticker starts at Open.
+func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openAfter time.Duration) *rig {
+	t.Helper()
 	r := &rig{t: t, clk: clock.NewFake(start), api: &fakeAPI{calls: make(chan apiCall, 64)},
 		events: make(chan string, 64), errs: make(chan error, 64)}
 	if cfg.Producers == nil {
@@ -35,6 +42,7 @@ func newRigAt(t *testing.T, cfg recovery.Config, start time.Time) *rig {
 	m, err := recovery.NewManager(cfg)
 	require.NoError(t, err)
 	r.m = m
+	r.clk.Advance(openAfter)
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })
 	return r

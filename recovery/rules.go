@@ -25,7 +25,7 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	}
 	p.lastAlive = a.Timestamp
 	m.stats.Alives++
-	m.mon.Beat(p.feed.ID)
+	m.mon.BeatAt(p.feed.ID, now) // the same instant the gap below is measured to
 	prev := p.rec.LastSubscribedAt
 	changed := false
 	if !a.Subscribed {
@@ -42,7 +42,7 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	} else {
 		switch p.rec.State {
 		case Healthy:
-			if !prev.IsZero() && now.Sub(prev) > p.limit {
+			if !prev.IsZero() && pastLimit(now.Sub(prev), p.limit) {
 				// Our listener was down, or the feed slow: messages may be missing since
 				// the previous alive.
 				p.rec.LastDisconnectedAt = prev
