@@ -56,7 +56,9 @@
 // process. A mass recovery Job (StartJob, StepJob, RunJobs) checks and repairs the
 // processes a query selects, chosen types first, at a rate; its progress (total, done,
 // repaired, errors, and where it is) is saved after every batch, so it survives a
-// restart and may be paused and resumed.
+// restart and may be paused and resumed. A batch is saved before it is checked, with the
+// processes found broken, so that an engine that takes over from one that died in its
+// middle checks the same processes and counts each once.
 //
 // # Stores
 //

@@ -95,6 +95,15 @@ func (e *Engine) RunJobs(ctx context.Context) error {
 // StepJob checks the next batch (ScanBatch processes) of a running job and saves its
 // progress. A job that another engine stepped meanwhile gets ErrConflict, and the batch
 // counts once, theirs.
+//
+// A batch is taken before it is checked: its processes are read, those in need of
+// repair noted (reading only), and the list saved in the job (Batch, BatchBroken) with
+// the lease. Counting what a check repaired cannot be exact otherwise: a repair and the
+// save of its count are writes to different entities, and an engine that dies between
+// them leaves a repaired process that the next engine's check finds sound. With the
+// list saved first, the next engine checks the same processes and counts a process
+// noted broken as repaired whether it repairs it or finds it repaired: each process is
+// counted once, wherever the first engine stopped.
 func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 	j, err := e.store.Job(ctx, id)
 	if err != nil || j.State != JobRunning {
@@ -108,53 +117,40 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 	if now.Before(j.LeasedUntil) {
 		return j, nil
 	}
-	lease := time.Minute
-	if j.Rate > 0 {
-		lease += time.Duration(float64(e.cfg.ScanBatch) / j.Rate * float64(time.Second))
-	}
-	j.LeasedUntil, j.UpdatedAt = now.Add(lease), now
-	if j, err = e.store.UpdateJob(ctx, j); err != nil {
-		return j, err
-	}
-	leased := j
-	for j.Stage <= len(j.Priority) {
-		q := j.Query
-		q.Limit, q.After = e.cfg.ScanBatch, j.Cursor
-		if j.Stage < len(j.Priority) {
-			if len(q.Types) > 0 && !slices.Contains(q.Types, j.Priority[j.Stage]) {
-				j.Stage, j.Cursor = j.Stage+1, nil
-				continue
-			}
-			q.Types = []string{j.Priority[j.Stage]}
-		}
-		ps, _, err := e.store.SearchProcesses(ctx, q)
-		if err != nil {
+	if len(j.Batch) == 0 { // else the batch of an engine that died: check it again
+		if err := e.takeBatch(ctx, &j); err != nil {
 			return j, err
 		}
-		if len(ps) == 0 {
-			j.Stage, j.Cursor = j.Stage+1, nil
-			continue
-		}
-		last := ps[len(ps)-1]
-		j.Cursor = &Cursor{StartedAt: last.StartedAt, ID: last.ID}
-		for _, p := range ps {
-			if j.Stage == len(j.Priority) && slices.Contains(j.Priority, p.Type) {
-				continue // checked in its own stage
-			}
-			if err := e.throttle(ctx, j); err != nil {
-				return j, err
-			}
-			repaired, err := e.check(ctx, p)
-			j.Done++
-			switch {
-			case err != nil:
-				j.Errors++
-			case repaired:
-				j.Repaired++
-			}
-		}
-		break
 	}
+	if len(j.Batch) > 0 {
+		lease := time.Minute
+		if j.Rate > 0 {
+			lease += time.Duration(float64(len(j.Batch)) / j.Rate * float64(time.Second))
+		}
+		j.LeasedUntil, j.UpdatedAt = now.Add(lease), now
+		if j, err = e.store.UpdateJob(ctx, j); err != nil {
+			return j, err
+		}
+	}
+	leased := j
+	for _, pid := range j.Batch {
+		if err := e.throttle(ctx, j); err != nil {
+			return j, err
+		}
+		p, err := e.store.Process(ctx, pid)
+		repaired := false
+		if err == nil {
+			repaired, err = e.check(ctx, p)
+		}
+		j.Done++
+		switch {
+		case err != nil:
+			j.Errors++
+		case repaired || slices.Contains(j.BatchBroken, pid):
+			j.Repaired++
+		}
+	}
+	j.Batch, j.BatchBroken = nil, nil
 	if j.Stage > len(j.Priority) {
 		j.State = JobDone
 		e.mu.Lock()
@@ -168,12 +164,14 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 	}
 	// The job changed under the lease. Paused or resumed meanwhile (its progress as
 	// leased): save the batch with the new state. Anything else (the lease ran out and
-	// another engine moved on): this batch's save is dropped, its checks repeated later.
+	// another engine moved on): this batch's save is dropped; the batch counts once, as
+	// the engine that saved it counted it.
 	fresh, err := e.store.Job(ctx, id)
 	if err != nil {
 		return j, err
 	}
-	if fresh.State == JobDone || fresh.Stage != leased.Stage || fresh.Done != leased.Done || !sameCursor(fresh.Cursor, leased.Cursor) {
+	if fresh.State == JobDone || fresh.Stage != leased.Stage || fresh.Done != leased.Done ||
+		!sameCursor(fresh.Cursor, leased.Cursor) || !slices.Equal(fresh.Batch, leased.Batch) {
 		return fresh, nil
 	}
 	if j.State != JobDone {
@@ -183,11 +181,70 @@ func (e *Engine) StepJob(ctx context.Context, id string) (Job, error) {
 	return e.store.UpdateJob(ctx, j)
 }
 
+// takeBatch moves j's Stage and Cursor past its next batch and sets its Batch and
+// BatchBroken; when no process is left, Batch stays empty and Stage is past the last.
+// Only reads: j is saved by the caller.
+func (e *Engine) takeBatch(ctx context.Context, j *Job) error {
+	for j.Stage <= len(j.Priority) && len(j.Batch) == 0 {
+		q := j.Query
+		q.Limit, q.After = e.cfg.ScanBatch, j.Cursor
+		if j.Stage < len(j.Priority) {
+			if len(q.Types) > 0 && !slices.Contains(q.Types, j.Priority[j.Stage]) {
+				j.Stage, j.Cursor = j.Stage+1, nil
+				continue
+			}
+			q.Types = []string{j.Priority[j.Stage]}
+		}
+		ps, _, err := e.store.SearchProcesses(ctx, q)
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			j.Stage, j.Cursor = j.Stage+1, nil
+			continue
+		}
+		last := ps[len(ps)-1]
+		j.Cursor = &Cursor{StartedAt: last.StartedAt, ID: last.ID}
+		for _, p := range ps {
+			if j.Stage == len(j.Priority) && slices.Contains(j.Priority, p.Type) {
+				continue // checked in its own stage
+			}
+			j.Batch = append(j.Batch, p.ID)
+			// A process that cannot be read now is not noted: its check counts it.
+			if broken, err := e.broken(ctx, p); err == nil && broken {
+				j.BatchBroken = append(j.BatchBroken, p.ID)
+			}
+		}
+	}
+	return nil
+}
+
 func sameCursor(a, b *Cursor) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	return a.ID == b.ID && a.StartedAt.Equal(b.StartedAt)
+}
+
+// broken reports whether check would repair p, reading only.
+func (e *Engine) broken(ctx context.Context, p Process) (bool, error) {
+	if p.State != ProcessRunning {
+		return false, nil
+	}
+	g, err := e.store.Graph(ctx, p.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return true, nil // its start broke off: check begins it
+	case err != nil:
+		return false, err
+	case g.Run != p.Run:
+		return g.Run < p.Run, nil // a restart broke off; or p was read before one
+	}
+	tasks, err := e.runTasks(ctx, p.ID, g.Run)
+	if err != nil {
+		return false, err
+	}
+	return len(graphFaults(p, g, tasks)) > 0, nil
 }
 
 // check checks one process as the recovery service checks an idle one.

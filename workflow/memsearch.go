@@ -142,6 +142,7 @@ func (s *MemoryStore) Jobs(ctx context.Context) ([]Job, error) {
 func cloneJob(j Job) Job {
 	j.Query = cloneQuery(j.Query)
 	j.Priority = slices.Clone(j.Priority)
+	j.Batch, j.BatchBroken = slices.Clone(j.Batch), slices.Clone(j.BatchBroken)
 	if j.Cursor != nil {
 		c := *j.Cursor
 		j.Cursor = &c

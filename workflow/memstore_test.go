@@ -19,6 +19,10 @@ func TestMemoryStoreConformance(t *testing.T) {
 	workflowtest.TestStore(t, func(*testing.T) workflow.Store { return workflow.NewMemoryStore() })
 }
 
+func TestMemoryStoreEngine(t *testing.T) {
+	workflowtest.TestEngine(t, func(*testing.T) workflow.Store { return workflow.NewMemoryStore() })
+}
+
 // TestMemoryStoreIndexesRandom checks the heaps behind Claim and DueTasks against a plain
 // scan of every task, over a long random mix of claims, updates and scans: the heaps are
 // moved in place by every write, and a slip shows only after many moves.

@@ -180,9 +180,18 @@ type Job struct {
 	Rate     float64  // processes per second; 0: no limit
 	State    JobState
 	// Stage is the index in Priority being worked (len(Priority): the rest), and Cursor
-	// the last process checked in it.
+	// the last process taken in it (into Batch).
 	Stage  int
 	Cursor *Cursor
+	// Batch is the batch in hand: the ids of the processes it checks, saved (with Stage
+	// and Cursor already past them) before the first of them is checked, and emptied
+	// when its counts are saved. BatchBroken holds those of Batch that needed repair
+	// when the batch was taken, before any was repaired. An engine that takes over the
+	// job from one that died in the middle of a batch checks the same processes again,
+	// and counts as repaired those the dead engine found broken, though its repair left
+	// the second check nothing to do: each process of a batch is counted once, whatever
+	// the point where the first engine stopped.
+	Batch, BatchBroken []string
 	// Progress.
 	Total, Done, Repaired, Errors int
 	CreatedAt, UpdatedAt          time.Time

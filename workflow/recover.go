@@ -146,60 +146,40 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 	if g.Run > p.Run { // the process was read before a restart: look again next time
 		return false, nil
 	}
-	tasks, err := e.store.ProcessTasks(ctx, p.ID)
+	tasks, err := e.runTasks(ctx, p.ID, g.Run)
 	if err != nil {
 		return false, err
 	}
-	tasks = slices.DeleteFunc(tasks, func(t Task) bool { return t.Run != g.Run }) // earlier runs are over
-	byID := make(map[string]Task, len(tasks))
-	for _, t := range tasks {
-		byID[t.ID] = t
-	}
-	repaired := false
-	for _, id := range slices.Clone(g.NotFinished) {
-		t, ok := byID[id]
-		switch {
-		case !ok:
-			spec, found := scheduledBy(id, p, tasks)
-			if !found {
-				why := fmt.Sprintf("task %s is in the graph but in no store and no decision", id)
-				if e.cfg.process(p.Type).RestartBroken {
-					e.report(fmt.Errorf("workflow: process %s restarted: %s", p.ID, why))
-					_, err := e.Restart(ctx, p.ID, "", why)
-					return err == nil, err
-				}
-				return true, e.markBroken(ctx, p, why)
+	faults := graphFaults(p, g, tasks)
+	for _, f := range faults {
+		switch f.kind {
+		case faultUnscheduled:
+			why := fmt.Sprintf("task %s is in the graph but in no store and no decision", f.task.ID)
+			if e.cfg.process(p.Type).RestartBroken {
+				e.report(fmt.Errorf("workflow: process %s restarted: %s", p.ID, why))
+				_, err := e.Restart(ctx, p.ID, "", why)
+				return err == nil, err
 			}
-			if err := e.store.CreateTasks(ctx, []Task{e.newTask(id, p.ID, g.Run, spec, now)}); err != nil {
+			return true, e.markBroken(ctx, p, why)
+		case faultMissing:
+			if err := e.store.CreateTasks(ctx, []Task{e.newTask(f.task.ID, p.ID, g.Run, f.task.Spec, now)}); err != nil {
 				return false, err
 			}
-			repaired = true
-		case t.State == TaskFinished:
-			if err := e.apply(ctx, t); err != nil {
+		case faultUnapplied:
+			if err := e.apply(ctx, f.task); err != nil {
 				return false, err
 			}
-			repaired = true
-		case t.State == TaskFailed:
-			if _, err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+t.ID+": "+t.Error); err != nil {
+		case faultFailed:
+			if _, err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+f.task.ID+": "+f.task.Error); err != nil {
 				return false, err
 			}
-			repaired = true
-		}
-	}
-	// A decision applied to the graph whose next tasks were not all created.
-	for _, t := range tasks {
-		if t.State == TaskFinished && len(t.Next) > 0 && slices.Contains(g.Finished, t.ID) {
-			for _, id := range t.Next {
-				if _, ok := byID[id]; !ok {
-					if err := e.createNext(ctx, t); err != nil {
-						return false, err
-					}
-					repaired = true
-					break
-				}
+		case faultNextMissing:
+			if err := e.createNext(ctx, f.task); err != nil {
+				return false, err
 			}
 		}
 	}
+	repaired := len(faults) > 0
 	if repaired {
 		e.count(func(c *Counters) { c.GraphsRepaired++ })
 	}
@@ -208,6 +188,71 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		_, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
 	}
 	return repaired, err
+}
+
+// runTasks returns the tasks of a process's run: those of earlier runs are over.
+func (e *Engine) runTasks(ctx context.Context, processID string, run int) ([]Task, error) {
+	tasks, err := e.store.ProcessTasks(ctx, processID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(tasks, func(t Task) bool { return t.Run != run }), nil
+}
+
+// faultKind is a kind of inconsistency of a process's graph.
+type faultKind uint8
+
+const (
+	faultMissing     faultKind = iota + 1 // listed unfinished, in no store, scheduled by a decision: create it
+	faultUnscheduled                      // listed unfinished, in no store and no decision: broken
+	faultUnapplied                        // finished, its decision not applied: apply it
+	faultFailed                           // failed: its process fails
+	faultNextMissing                      // applied, its next tasks not all created: create them
+)
+
+// graphFault is one inconsistency of a process's graph, and the task it concerns (for
+// faultMissing, the task to create; for faultUnscheduled, its id only).
+type graphFault struct {
+	kind faultKind
+	task Task
+}
+
+// graphFaults lists what is wrong with graph g of the running process p, given the tasks
+// of g's run, in the order recoverGraph repairs it. It reads and changes nothing, so a
+// mass recovery job can tell a broken process before repairing it. A queued task is not
+// a fault: it is in its queue by being queued.
+func graphFaults(p Process, g Graph, tasks []Task) []graphFault {
+	byID := make(map[string]Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	var faults []graphFault
+	for _, id := range g.NotFinished {
+		t, ok := byID[id]
+		switch {
+		case !ok:
+			spec, found := scheduledBy(id, p, tasks)
+			if !found {
+				faults = append(faults, graphFault{kind: faultUnscheduled, task: Task{ID: id}})
+				continue
+			}
+			faults = append(faults, graphFault{kind: faultMissing, task: Task{ID: id, Spec: spec}})
+		case t.State == TaskFinished:
+			faults = append(faults, graphFault{kind: faultUnapplied, task: t})
+		case t.State == TaskFailed:
+			faults = append(faults, graphFault{kind: faultFailed, task: t})
+		}
+	}
+	// A decision applied to the graph whose next tasks were not all created.
+	for _, t := range tasks {
+		if t.State != TaskFinished || !slices.Contains(g.Finished, t.ID) {
+			continue
+		}
+		if slices.ContainsFunc(t.Next, func(id string) bool { _, ok := byID[id]; return !ok }) {
+			faults = append(faults, graphFault{kind: faultNextMissing, task: t})
+		}
+	}
+	return faults
 }
 
 // scheduledBy finds the spec of task id: the start task's, or the decision that

@@ -82,13 +82,14 @@ func jobArgs(j workflow.Job) ([]any, error) {
 		cursorAt, cursorID = &at, &j.Cursor.ID
 	}
 	return []any{j.ID, string(query), j.Priority, j.Rate, int16(j.State), j.Stage, cursorAt, cursorID,
-		j.Total, j.Done, j.Repaired, j.Errors, in(j.CreatedAt), in(j.UpdatedAt), inNull(j.LeasedUntil)}, nil
+		j.Total, j.Done, j.Repaired, j.Errors, in(j.CreatedAt), in(j.UpdatedAt), inNull(j.LeasedUntil), j.Batch, j.BatchBroken}, nil
 }
 
 // storedJob returns j as a write stores it, with version v.
 func storedJob(j workflow.Job, v int64) workflow.Job {
 	j.Query = storedQuery(j.Query)
 	j.Priority = slices.Clone(j.Priority)
+	j.Batch, j.BatchBroken = slices.Clone(j.Batch), slices.Clone(j.BatchBroken)
 	if j.Cursor != nil {
 		j.Cursor = &workflow.Cursor{StartedAt: in(j.Cursor.StartedAt), ID: j.Cursor.ID}
 	}
@@ -109,7 +110,7 @@ func scanJob(row scanner) (workflow.Job, error) {
 		leasedUntil          *time.Time
 	)
 	err := row.Scan(&j.ID, &query, &j.Priority, &j.Rate, &state, &j.Stage, &cursorAt, &cursorID,
-		&j.Total, &j.Done, &j.Repaired, &j.Errors, &createdAt, &updatedAt, &leasedUntil, &j.Version)
+		&j.Total, &j.Done, &j.Repaired, &j.Errors, &createdAt, &updatedAt, &leasedUntil, &j.Batch, &j.BatchBroken, &j.Version)
 	if err != nil {
 		return workflow.Job{}, err
 	}

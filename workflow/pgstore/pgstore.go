@@ -82,9 +82,14 @@
 //	    created_at        timestamptz      NOT NULL,
 //	    updated_at        timestamptz      NOT NULL,
 //	    leased_until      timestamptz,                -- LeasedUntil; NULL for none
+//	    batch             text[],                     -- Batch
+//	    batch_broken      text[],                     -- BatchBroken
 //	    version           bigint           NOT NULL
 //	);
 //	-- jobs (created_at, id)  Jobs
+//
+// The columns a later version added to a table are added to one an earlier version
+// created (ALTER TABLE ... ADD COLUMN IF NOT EXISTS), so that an upgrade keeps its data.
 //
 // The statements run in one transaction under a transaction-level advisory lock, so
 // that processes starting at the same moment do not trip over each other:
@@ -192,7 +197,7 @@ var (
 		"recovery_time", "deadline", "attempts", "result", "error", "next", "next_actor_types", "next_args"}
 	graphColumns = []string{"process_id", "run", "not_finished", "finished", "changed_at", "recovery_time"}
 	jobColumns   = []string{"id", "query", "priority", "rate", "state", "stage", "cursor_started_at", "cursor_id",
-		"total", "done", "repaired", "errors", "created_at", "updated_at", "leased_until"}
+		"total", "done", "repaired", "errors", "created_at", "updated_at", "leased_until", "batch", "batch_broken"}
 )
 
 // New returns a store on pool, creating its tables (and indexes) when missing. The pool
@@ -276,8 +281,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 			created_at        timestamptz      NOT NULL,
 			updated_at        timestamptz      NOT NULL,
 			leased_until      timestamptz,
+			batch             text[],
+			batch_broken      text[],
 			version           bigint           NOT NULL
 		)`,
+		// Added after the table's first version: a job's batch in hand.
+		`ALTER TABLE `+jobs+` ADD COLUMN IF NOT EXISTS batch text[], ADD COLUMN IF NOT EXISTS batch_broken text[]`,
 		`CREATE INDEX IF NOT EXISTS `+ident("jobs_created")+` ON `+jobs+` (created_at, id)`,
 	)
 	if err != nil {

@@ -41,6 +41,10 @@ func TestStoreConformance(t *testing.T) {
 	workflowtest.TestStore(t, func(t *testing.T) workflow.Store { return newStore(t, pgtest.Pool(t)) })
 }
 
+func TestEngineConformance(t *testing.T) {
+	workflowtest.TestEngine(t, func(t *testing.T) workflow.Store { return newStore(t, pgtest.Pool(t)) })
+}
+
 var tableNames = []string{"processes", "tasks", "graphs", "queues", "jobs"}
 
 func TestNewIsIdempotent(t *testing.T) {
@@ -53,6 +57,36 @@ func TestNewIsIdempotent(t *testing.T) {
 	p, err := s.Process(ctx, "p")
 	require.NoError(t, err)
 	assert.Equal(t, "order", p.Type)
+}
+
+// TestNewUpgradesJobs: a jobs table of the version before batches (no batch columns),
+// with a job in it, gets the columns from New and keeps the job.
+func TestNewUpgradesJobs(t *testing.T) {
+	pool := pgtest.Pool(t)
+	ctx := t.Context()
+	_, err := pool.Exec(ctx, `CREATE TABLE feedkit_workflow_jobs (
+		id text PRIMARY KEY, query jsonb NOT NULL, priority text[], rate double precision NOT NULL,
+		state smallint NOT NULL, stage integer NOT NULL, cursor_started_at timestamptz, cursor_id text,
+		total bigint NOT NULL, done bigint NOT NULL, repaired bigint NOT NULL, errors bigint NOT NULL,
+		created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, leased_until timestamptz,
+		version bigint NOT NULL)`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO feedkit_workflow_jobs VALUES ('old', '{}', NULL, 0, 1, 0, NULL, NULL,
+		5, 2, 1, 0, $1, $1, NULL, 3)`, t0)
+	require.NoError(t, err)
+
+	s := newStore(t, pool)
+	old, err := s.Job(ctx, "old")
+	require.NoError(t, err)
+	assert.Equal(t, workflow.Job{ID: "old", State: workflow.JobRunning, Total: 5, Done: 2, Repaired: 1,
+		CreatedAt: t0, UpdatedAt: t0, Version: 3}, old)
+	old.Batch, old.BatchBroken = []string{"p1", "p2"}, []string{"p2"}
+	_, err = s.UpdateJob(ctx, old)
+	require.NoError(t, err)
+	got, err := s.Job(ctx, "old")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p1", "p2"}, got.Batch)
+	assert.Equal(t, []string{"p2"}, got.BatchBroken)
 }
 
 // TestNewConcurrently has processes start together on an empty schema: each creates the
@@ -309,6 +343,7 @@ func TestJobs(t *testing.T) {
 			Limit: 10, After: &workflow.Cursor{StartedAt: at(time.Second), ID: "p1"}},
 		Priority: []string{"order", "refund"}, Rate: 12.5, State: workflow.JobRunning, Stage: 1,
 		Cursor: &workflow.Cursor{StartedAt: at(2 * time.Second), ID: "p9"}, Total: 100, Done: 40, Repaired: 3, Errors: 1,
+		Batch: []string{"p8", "p9"}, BatchBroken: []string{"p9"},
 		CreatedAt: at(time.Minute), UpdatedAt: at(2 * time.Minute), Version: 9,
 	}
 	require.NoError(t, s.CreateJob(ctx, j))

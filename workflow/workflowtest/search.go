@@ -104,6 +104,7 @@ func testJobs(t *testing.T, newStore func(*testing.T) workflow.Store) {
 	assert.Equal(t, normJob(want), normJob(got))
 
 	got.Stage, got.Cursor, got.Done, got.Repaired, got.Errors = 1, &workflow.Cursor{StartedAt: at(time.Second), ID: "p9"}, 4, 2, 1
+	got.Batch, got.BatchBroken = []string{"p7", "p8", "p9"}, []string{"p8"}
 	got.State = workflow.JobPaused
 	updated, err := s.UpdateJob(ctx, got)
 	require.NoError(t, err)
@@ -111,8 +112,18 @@ func testJobs(t *testing.T, newStore func(*testing.T) workflow.Store) {
 	again, err := s.Job(ctx, "j1")
 	require.NoError(t, err)
 	assert.Equal(t, normJob(updated), normJob(again))
+	assert.Equal(t, []string{"p7", "p8", "p9"}, again.Batch, "the batch in hand, in order")
+	assert.Equal(t, []string{"p8"}, again.BatchBroken)
 	_, err = s.UpdateJob(ctx, got) // version 1 again
 	assert.ErrorIs(t, err, workflow.ErrConflict)
+	again.Batch, again.BatchBroken = nil, nil
+	emptied, err := s.UpdateJob(ctx, again)
+	require.NoError(t, err)
+	again, err = s.Job(ctx, "j1")
+	require.NoError(t, err)
+	assert.Equal(t, normJob(emptied), normJob(again))
+	assert.Empty(t, again.Batch, "the batch counted")
+	assert.Empty(t, again.BatchBroken)
 	_, err = s.UpdateJob(ctx, workflow.Job{ID: "none", Version: 1})
 	assert.ErrorIs(t, err, workflow.ErrNotFound)
 
@@ -134,6 +145,7 @@ func normJob(j workflow.Job) workflow.Job {
 		j.Cursor = &c
 	}
 	j.Priority = nilIfEmpty(j.Priority)
+	j.Batch, j.BatchBroken = nilIfEmpty(j.Batch), nilIfEmpty(j.BatchBroken)
 	j.Query.Types = nilIfEmpty(j.Query.Types)
 	j.Query.States = nilIfEmpty(j.Query.States)
 	return j

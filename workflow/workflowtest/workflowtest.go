@@ -6,6 +6,10 @@
 //		workflowtest.TestStore(t, func(t *testing.T) workflow.Store { return newStore(t) })
 //	}
 //
+// TestEngine runs, the same way, the scenarios of a workflow.Engine whose outcome
+// depends on its store: several engines on one store, an engine dying between two
+// writes.
+//
 // The suite uses whole milliseconds and UTC times only, which every implementation keeps
 // exactly (PostgreSQL stores no finer than microseconds), and compares entities with
 // their times in UTC and empty slices as nil, since a database need not keep the
