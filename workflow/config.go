@@ -10,13 +10,12 @@ import (
 
 // Defaults of the preferences.
 const (
-	DefaultWorkTimeout   = time.Minute
-	DefaultIdleTimeout   = 5 * time.Minute
-	DefaultScanInterval  = time.Second
-	DefaultScanBatch     = 100
-	DefaultRetryInitial  = time.Second
-	DefaultRetryMax      = time.Minute
-	defaultConflictRetry = 8
+	DefaultWorkTimeout  = time.Minute
+	DefaultIdleTimeout  = 5 * time.Minute
+	DefaultScanInterval = time.Second
+	DefaultScanBatch    = 100
+	DefaultRetryInitial = time.Second
+	DefaultRetryMax     = time.Minute
 )
 
 // ActorPrefs are the preferences of an actor type, with the seed's defaults.
@@ -77,8 +76,9 @@ type Config struct {
 	ScanBatch    int
 	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
 	Clock clock.Clock
-	// OnError receives the errors the engine recovers from (a store failing after a
-	// decision was accepted, a repair that failed); nil ignores them.
+	// OnError receives the errors the engine recovers from that no call returns (a start
+	// whose graph was left to recovery, a repair that failed); nil ignores them. Release
+	// returns its own (ErrNotApplied).
 	OnError func(error)
 	// Logger logs the engine's repairs; nil is silent.
 	Logger *slog.Logger

@@ -20,7 +20,11 @@
 // write on its task, which records the decision whole (result, and the ids and specs of
 // the tasks it schedules); the graph, the next tasks and the process's end follow, each
 // tolerating having been done, so that whatever breaks off is completed later from the
-// task alone.
+// task alone. A conflict means another writer made progress, so a write that meets one
+// is read again and retried until it is applied (or its context ends), with no budget
+// that many sibling decisions at once could use up; Release returns nil only when the
+// decision reached the graph, its next tasks and its process's end (ErrNotApplied
+// otherwise).
 //
 // # Automatic recovery
 //

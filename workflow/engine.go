@@ -55,6 +55,12 @@ var (
 	// back from the actor and handed out again), and the actor type does not accept the
 	// first decision.
 	ErrStalePass = errors.New("workflow: decision carries a stale pass")
+	// ErrNotApplied: the decision was accepted (its task records it, and sending it
+	// again gets ErrDecided), but what follows from it (the graph, the next tasks, the
+	// process's end) could not all be done now, the store failing or ctx ending: the
+	// recovery service completes it from the task when the process has been idle for its
+	// IdleTimeout. The error wraps the cause too.
+	ErrNotApplied = errors.New("workflow: decision accepted, the rest left to recovery")
 )
 
 // StartRequest asks for a new process.
@@ -142,7 +148,7 @@ func (e *Engine) Poll(ctx context.Context, actorType string) (Task, bool, error)
 			return t, ok, err
 		}
 		if !t.Deadline.IsZero() && !now.Before(t.Deadline) {
-			if err := e.fail(ctx, t, "task timeout", now, false); err != nil {
+			if err := e.reportNotApplied(e.fail(ctx, t, "task timeout", now, false)); err != nil {
 				e.report(fmt.Errorf("workflow: task %s past its timeout, left to recovery: %w", t.ID, err))
 			} else {
 				e.count(func(c *Counters) { c.TaskTimeouts++ })

@@ -117,6 +117,17 @@ func (r *rig) release(d workflow.Decision) {
 	require.NoError(r.t, r.e.Release(r.t.Context(), d))
 }
 
+// releaseNotApplied releases a decision that the store's failure keeps from being
+// applied: Release says so (ErrNotApplied, with the cause), and the decision is
+// accepted all the same (sending it again is refused as decided).
+func (r *rig) releaseNotApplied(d workflow.Decision) {
+	r.t.Helper()
+	err := r.e.Release(r.t.Context(), d)
+	require.ErrorIs(r.t, err, workflow.ErrNotApplied)
+	require.ErrorIs(r.t, err, errInjected)
+	require.ErrorIs(r.t, r.e.Release(r.t.Context(), d), workflow.ErrDecided)
+}
+
 func (r *rig) process(id string) workflow.Process {
 	r.t.Helper()
 	p, err := r.store.Process(r.t.Context(), id)
@@ -265,15 +276,14 @@ func TestStartBrokenOffIsCompletedByRecovery(t *testing.T) {
 }
 
 // A crash between the graph update and the creation of the next tasks: the decision is
-// accepted (Release returns nil, the failure is reported), and the graph scan creates
-// the missing tasks from the decision.
+// accepted (Release returns ErrNotApplied), and the graph scan creates the missing tasks
+// from the decision.
 func TestCrashBetweenGraphUpdateAndEnqueueIsRepairedByTheGraphScan(t *testing.T) {
 	r := newRig(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute}}})
 	p := r.start()
 	first := r.poll("check")
 	r.store.failNext("CreateTasks", 1)
-	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass, Next: []workflow.TaskSpec{{ActorType: "pay"}}})
-	require.Len(t, r.errs, 1)
+	r.releaseNotApplied(workflow.Decision{TaskID: first.ID, Pass: first.Pass, Next: []workflow.TaskSpec{{ActorType: "pay"}}})
 	r.none("pay")
 	r.clk.Advance(time.Minute)
 	rep := r.recover()
@@ -291,11 +301,25 @@ func TestDecisionNotAppliedToTheGraphIsAppliedByTheGraphScan(t *testing.T) {
 	p := r.start()
 	first := r.poll("check")
 	r.store.failNext("UpdateGraph", 1)
-	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass})
+	r.releaseNotApplied(workflow.Decision{TaskID: first.ID, Pass: first.Pass})
 	assert.Equal(t, workflow.ProcessRunning, r.process(p.ID).State)
 	r.clk.Advance(time.Minute)
 	r.recover()
 	assert.Equal(t, workflow.ProcessFinished, r.process(p.ID).State)
+}
+
+// A failed decision (no retry left) whose process's end fails: Release says the rest is
+// left to recovery, and the graph scan fails the process.
+func TestFailedDecisionNotAppliedIsAppliedByTheGraphScan(t *testing.T) {
+	r := newRig(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute}}})
+	p := r.start()
+	first := r.poll("check")
+	r.store.failNext("UpdateProcess", 1)
+	r.releaseNotApplied(workflow.Decision{TaskID: first.ID, Pass: first.Pass, Error: "declined"})
+	assert.Equal(t, workflow.ProcessRunning, r.process(p.ID).State)
+	r.clk.Advance(time.Minute)
+	r.recover()
+	assert.Equal(t, workflow.ProcessFailed, r.process(p.ID).State)
 }
 
 // Every task done but the process not marked finished: the process scan finishes it.
@@ -304,7 +328,7 @@ func TestAllDoneButNotFinishedIsFinishedByTheProcessScan(t *testing.T) {
 	p := r.start()
 	first := r.poll("check")
 	r.store.failNext("UpdateProcess", 1)
-	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass})
+	r.releaseNotApplied(workflow.Decision{TaskID: first.ID, Pass: first.Pass})
 	assert.Equal(t, workflow.ProcessRunning, r.process(p.ID).State)
 	r.clk.Advance(time.Hour)
 	r.recover()

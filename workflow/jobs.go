@@ -51,7 +51,7 @@ func (e *Engine) ResumeJob(ctx context.Context, id string) (Job, error) {
 }
 
 func (e *Engine) setJobState(ctx context.Context, id string, from, to JobState) (Job, error) {
-	for range defaultConflictRetry {
+	return untilApplied(ctx, func() (Job, error) {
 		j, err := e.store.Job(ctx, id)
 		if err != nil {
 			return j, err
@@ -60,12 +60,8 @@ func (e *Engine) setJobState(ctx context.Context, id string, from, to JobState) 
 			return j, fmt.Errorf("workflow: job %s is %s, not %s", id, j.State, from)
 		}
 		j.State, j.UpdatedAt = to, e.clock.Now()
-		j, err = e.store.UpdateJob(ctx, j)
-		if !errors.Is(err, ErrConflict) {
-			return j, err
-		}
-	}
-	return Job{}, fmt.Errorf("workflow: job %s: %w", id, ErrConflict)
+		return e.store.UpdateJob(ctx, j)
+	})
 }
 
 // RunJobs works the running jobs, a batch of each per ScanInterval, until ctx ends.

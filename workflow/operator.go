@@ -85,21 +85,22 @@ func (e *Engine) cancelRun(ctx context.Context, p Process, before int, why strin
 		return err
 	}
 	for _, t := range tasks {
-		for range defaultConflictRetry {
+		read := false // t is as ProcessTasks read it; after a conflict, read it again
+		if _, err := untilApplied(ctx, func() (Task, error) {
+			if read {
+				var err error
+				if t, err = e.store.Task(ctx, t.ID); err != nil {
+					return t, err
+				}
+			}
+			read = true
 			if t.Run >= before || (t.State != TaskQueued && t.State != TaskInProgress) {
-				break
+				return t, nil
 			}
 			t.State, t.Error, t.RecoveryTime = TaskFailed, why, time.Time{}
-			_, err := e.store.UpdateTask(ctx, t)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, ErrConflict) {
-				return err
-			}
-			if t, err = e.store.Task(ctx, t.ID); err != nil {
-				return err
-			}
+			return e.store.UpdateTask(ctx, t)
+		}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -236,7 +236,7 @@ func TestOldRunChangesNothingAfterARestart(t *testing.T) {
 	p := r.start()
 	first := r.poll("check")
 	r.store.failNext("UpdateGraph", 1)
-	r.release(workflow.Decision{TaskID: first.ID, Pass: first.Pass}) // decided; the graph not yet updated
+	r.releaseNotApplied(workflow.Decision{TaskID: first.ID, Pass: first.Pass}) // decided; the graph not yet updated
 	_, err := r.e.Restart(t.Context(), p.ID, "", "replay")
 	require.NoError(t, err)
 	r.clk.Advance(time.Minute)

@@ -89,11 +89,11 @@ func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, 
 	switch {
 	case t.State == TaskQueued && pastDeadline,
 		t.State == TaskInProgress && pastDeadline && a.forceFinish:
-		if err = e.fail(ctx, t, "task timeout", now, false); err == nil {
+		if err = e.reportNotApplied(e.fail(ctx, t, "task timeout", now, false)); err == nil {
 			e.count(func(c *Counters) { c.TaskTimeouts++ })
 		}
 	case t.State == TaskInProgress && !a.restart:
-		if err = e.fail(ctx, t, "work timeout", now, true); err == nil {
+		if err = e.reportNotApplied(e.fail(ctx, t, "work timeout", now, true)); err == nil {
 			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
 		}
 	case t.State == TaskInProgress:
@@ -309,6 +309,16 @@ func (e *Engine) markBroken(ctx context.Context, p Process, reason string) error
 	if ended {
 		e.count(func(c *Counters) { c.ProcessesBroken++ })
 		e.report(fmt.Errorf("workflow: process %s broken: %s", p.ID, reason))
+	}
+	return err
+}
+
+// reportNotApplied reports an error wrapping ErrNotApplied and returns nil for it: the
+// task's change was made, and the recovery service completes what follows from it.
+func (e *Engine) reportNotApplied(err error) error {
+	if errors.Is(err, ErrNotApplied) {
+		e.report(err)
+		return nil
 	}
 	return err
 }

@@ -20,12 +20,14 @@ type Decision struct {
 
 // Release applies an actor's decision. The task's own change is one conditional write,
 // so of two decisions racing for a task one is applied and the other gets ErrDecided
-// (or ErrStalePass). Once that write succeeded the decision is accepted: the graph and
-// the next tasks follow, and if the store fails there the recovery service completes
-// them from the task, which records the decision whole; Release then reports the failure
-// to Config.OnError and still returns nil.
+// (or ErrStalePass). Once that write succeeded the decision is accepted; the graph, the
+// next tasks and the process's end follow. Release returns nil only when all of them
+// are done: when the store fails there (or ctx ends), it returns an error that wraps
+// ErrNotApplied and the cause, and the recovery service completes them from the task,
+// which records the decision whole. A conflict on the task or the graph (another writer
+// moved it on) is no failure: it is read again and retried until it succeeds.
 func (e *Engine) Release(ctx context.Context, d Decision) error {
-	for range defaultConflictRetry {
+	for {
 		t, err := e.store.Task(ctx, d.TaskID)
 		if err != nil {
 			return fmt.Errorf("workflow: release: %w", err)
@@ -43,11 +45,15 @@ func (e *Engine) Release(ctx context.Context, d Decision) error {
 		} else {
 			err = e.finish(ctx, t, d, now)
 		}
-		if !errors.Is(err, ErrConflict) {
+		// Only a conflict on the task's own write is decided again: once the decision
+		// is accepted, sending it again would be refused as decided.
+		if errors.Is(err, ErrNotApplied) || !errors.Is(err, ErrConflict) {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("workflow: release of task %s: %w", d.TaskID, err)
+		}
 	}
-	return fmt.Errorf("workflow: release of task %s: %w (too many concurrent changes)", d.TaskID, ErrConflict)
 }
 
 // finish records a successful decision on the task, then applies it.
@@ -65,7 +71,7 @@ func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) 
 		return err
 	}
 	if err := e.apply(ctx, t); err != nil {
-		e.report(fmt.Errorf("workflow: task %s decided, its graph left to recovery: %w", t.ID, err))
+		return fmt.Errorf("workflow: task %s: %w: %w", t.ID, ErrNotApplied, err)
 	}
 	return nil
 }
@@ -127,11 +133,11 @@ func (e *Engine) createNext(ctx context.Context, t Task) error {
 }
 
 // updateGraph applies change to process p's graph and pushes its recovery time by p's
-// idle timeout, retrying on conflicts; change returns false when there is nothing to
-// change.
+// idle timeout, reading it again after a conflict until it is written (untilApplied);
+// change returns false when there is nothing to change.
 func (e *Engine) updateGraph(ctx context.Context, p Process, change func(g *Graph) bool) (Graph, error) {
 	idle := e.cfg.process(p.Type).IdleTimeout
-	for range defaultConflictRetry {
+	return untilApplied(ctx, func() (Graph, error) {
 		g, err := e.store.Graph(ctx, p.ID)
 		if err != nil {
 			return g, err
@@ -141,16 +147,14 @@ func (e *Engine) updateGraph(ctx context.Context, p Process, change func(g *Grap
 		}
 		now := e.clock.Now()
 		g.ChangedAt, g.RecoveryTime = now, now.Add(idle)
-		g, err = e.store.UpdateGraph(ctx, g)
-		if !errors.Is(err, ErrConflict) {
-			return g, err
-		}
-	}
-	return Graph{}, fmt.Errorf("workflow: graph of %s: %w (too many concurrent changes)", p.ID, ErrConflict)
+		return e.store.UpdateGraph(ctx, g)
+	})
 }
 
 // fail records a failed decision: the task is queued again after its retry policy's
-// backoff while attempts remain, and fails for good otherwise, failing its process.
+// backoff while attempts remain, and fails for good otherwise, failing its process. A
+// failure to end the process is returned wrapping ErrNotApplied: the task is failed, and
+// the graph scan fails the process.
 func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time, retry bool) error {
 	a := e.cfg.actor(t.Spec.ActorType)
 	t.Error = reason
@@ -168,18 +172,18 @@ func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time,
 		return err
 	}
 	if _, err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
-		e.report(fmt.Errorf("workflow: task %s failed, its process left to recovery: %w", t.ID, err))
+		return fmt.Errorf("workflow: task %s failed: %w: %w", t.ID, ErrNotApplied, err)
 	}
 	return nil
 }
 
-// endProcess moves a process running run to state, retrying on conflicts, and reports
+// endProcess moves a process running run to state, retrying on conflicts (untilApplied), and reports
 // whether it did; a process no longer running, or on another run (restarted meanwhile),
 // is left as it is. Ending a run other than by finishing it then cancels the run's
 // unfinished tasks, so that no actor works for a process that is over; a failure there is
 // reported, not returned (the process did end, and Poll refuses such tasks anyway).
 func (e *Engine) endProcess(ctx context.Context, id string, run int, state ProcessState, reason string) (bool, error) {
-	for range defaultConflictRetry {
+	return untilApplied(ctx, func() (bool, error) {
 		p, err := e.store.Process(ctx, id)
 		if err != nil {
 			return false, err
@@ -188,11 +192,7 @@ func (e *Engine) endProcess(ctx context.Context, id string, run int, state Proce
 			return false, nil
 		}
 		p.State, p.Reason, p.RecoveryTime = state, reason, time.Time{}
-		p, err = e.store.UpdateProcess(ctx, p)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
+		if p, err = e.store.UpdateProcess(ctx, p); err != nil {
 			return false, err
 		}
 		if state != ProcessFinished {
@@ -201,6 +201,5 @@ func (e *Engine) endProcess(ctx context.Context, id string, run int, state Proce
 			}
 		}
 		return true, nil
-	}
-	return false, fmt.Errorf("workflow: process %s: %w (too many concurrent changes)", id, ErrConflict)
+	})
 }

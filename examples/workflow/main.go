@@ -241,7 +241,7 @@ func actor(ctx context.Context, e *workflow.Engine, actorType string, o options,
 			}
 			err := e.Release(ctx, d)
 			switch {
-			case err == nil:
+			case accepted(err):
 				st.lateAccepted.Add(1)
 				st.decided.Add(1)
 			case errors.Is(err, workflow.ErrStalePass), errors.Is(err, workflow.ErrDecided):
@@ -252,11 +252,16 @@ func actor(ctx context.Context, e *workflow.Engine, actorType string, o options,
 			st.crashed.Add(1)
 			d.Next, d.Error = nil, "the bank did not answer"
 		}
-		if err := e.Release(ctx, d); err == nil && d.Error == "" {
+		if err := e.Release(ctx, d); accepted(err) && d.Error == "" {
 			st.decided.Add(1)
 		}
 	}
 }
+
+// accepted reports whether Release accepted the decision: its error is nil, or says the
+// rest was left to the recovery service (the store failing, or the run ending, after
+// the decision was recorded).
+func accepted(err error) bool { return err == nil || errors.Is(err, workflow.ErrNotApplied) }
 
 func countFinished(ctx context.Context, e *workflow.Engine) (int, error) {
 	_, n, err := e.Search(ctx, workflow.Query{Types: []string{"order"}, States: []workflow.ProcessState{workflow.ProcessFinished}, Limit: 1})

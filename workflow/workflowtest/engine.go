@@ -17,6 +17,8 @@ import (
 // newStore returns, as TestStore does.
 func TestEngine(t *testing.T, newStore func(t *testing.T) workflow.Store) {
 	t.Run("JobCrash", func(t *testing.T) { testJobCrash(t, newStore) })
+	t.Run("SiblingReleases", func(t *testing.T) { testSiblingReleases(t, newStore, 64, false) })
+	t.Run("SiblingReleasesInLockstep", func(t *testing.T) { testSiblingReleases(t, newStore, 24, true) })
 }
 
 // crashProcesses is how many processes a crash scenario's job selects: of three kinds in
