@@ -23,90 +23,92 @@ import (
 //     pair of consecutive publishes of a cycle; p99-interval-error-% its 99th
 //     percentile.
 //
-// The ticker sub-benchmark is the baseline measured in the same run, just before: 1,000
-// goroutines each publishing on its own time.Ticker, the least a scheduler can do. The
-// carousel's line repeats the ticker's figures beside its own, since absolute figures do
-// not carry from one machine (or one load) to another and the comparison does:
+// Its baseline runs in the same invocation: 1,000 goroutines each publishing on its own
+// time.Ticker, the least a scheduler can do, for half of b.N publishes before the
+// carousel and the other half after, so that a load that comes or goes during the run
+// weighs on both alike. (Not a sub-benchmark of its own: go test -count repeats each
+// sub-benchmark in a row, so a carousel run would be paired with the last ticker run,
+// not with one beside it.) The ticker's figures are reported beside the carousel's,
+// since absolute figures do not carry from one machine, or one load, to another, and
+// the comparison does:
 //
+//   - ticker-ns/op, ticker-interval-error-%, ticker-p99-interval-error-%: the ticker's;
 //   - x-cpu-vs-ticker: the carousel's CPU per publish over the ticker's;
-//   - ticker-interval-error-% and ticker-p99-interval-error-%: the ticker's interval
-//     errors;
 //   - x-interval-error-vs-ticker: the carousel's mean interval error over the ticker's,
-//     whose error is the timers' own wake-up latency on this machine and load.
+//     which is the timers' own wake-up latency on this machine and load.
 func BenchmarkScheduler(b *testing.B) {
 	const cycles, throttle = 1000, 100 * time.Millisecond
-	var ticker intervals // of the ticker's last run (the benchmark runs it for each b.N tried)
-	b.Run("ticker", func(b *testing.B) {
-		ticker = runIntervals(b, cycles, throttle, func(ctx context.Context, publish []func()) {
-			var wg sync.WaitGroup
-			for _, p := range publish {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					t := time.NewTicker(throttle)
-					defer t.Stop()
-					p() // the first at once, as a cycle's
-					for {
-						select {
-						case <-t.C:
-							p()
-						case <-ctx.Done():
-							return
-						}
+	ticker := func(ctx context.Context, publish []func()) {
+		var wg sync.WaitGroup
+		for _, p := range publish {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t := time.NewTicker(throttle)
+				defer t.Stop()
+				p() // the first at once, as a cycle's
+				for {
+					select {
+					case <-t.C:
+						p()
+					case <-ctx.Done():
+						return
 					}
-				}()
-			}
-			<-ctx.Done()
-			wg.Wait()
-		})
-	})
-	b.Run("carousel", func(b *testing.B) {
-		got := runIntervals(b, cycles, throttle, func(ctx context.Context, publish []func()) {
-			src := NewMemorySource()
-			if err := src.Put("c", items("i", 20, nil)...); err != nil {
-				b.Fatal(err)
-			}
-			s, err := NewScheduler(Config{
-				Source: src, Store: NewMemoryStore(),
-				Publisher: PublisherFunc(func(_ context.Context, p Publication) error {
-					publish[cycleIndex(p.Cycle)]()
-					return nil
-				}),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := range publish {
-				if err := s.Add(ctx, CycleConfig{Name: fmt.Sprintf("c%04d", i), Type: ThrottledWholeCollection,
-					Origin: "o", Collection: "c", CoolDown: time.Second, Throttle: throttle}); err != nil {
-					b.Fatal(err)
 				}
-			}
-			if err := s.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			<-ctx.Done()
-			if err := s.Shutdown(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			}()
+		}
+		<-ctx.Done()
+		wg.Wait()
+	}
+	carousel := func(ctx context.Context, publish []func()) {
+		src := NewMemorySource()
+		if err := src.Put("c", items("i", 20, nil)...); err != nil {
+			b.Fatal(err)
+		}
+		s, err := NewScheduler(Config{
+			Source: src, Store: NewMemoryStore(),
+			Publisher: PublisherFunc(func(_ context.Context, p Publication) error {
+				publish[cycleIndex(p.Cycle)]()
+				return nil
+			}),
 		})
-		if ticker.cpu > 0 { // not when -bench selects the carousel alone
-			b.ReportMetric(got.cpu/ticker.cpu, "x-cpu-vs-ticker")
+		if err != nil {
+			b.Fatal(err)
 		}
-		if ticker.pairs > 0 && ticker.meanErr > 0 && got.pairs > 0 {
-			b.ReportMetric(ticker.meanErr, "ticker-interval-error-%")
-			b.ReportMetric(ticker.p99Err, "ticker-p99-interval-error-%")
-			b.ReportMetric(got.meanErr/ticker.meanErr, "x-interval-error-vs-ticker")
+		for i := range publish {
+			if err := s.Add(ctx, CycleConfig{Name: fmt.Sprintf("c%04d", i), Type: ThrottledWholeCollection,
+				Origin: "o", Collection: "c", CoolDown: time.Second, Throttle: throttle}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	})
-}
+		if err := s.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		<-ctx.Done()
+		if err := s.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
 
-// intervals is what runIntervals measured of a scheduler.
-type intervals struct {
-	cpu     float64 // CPU ns per publish
-	pairs   int     // consecutive publishes of a cycle, whose interval was measured
-	meanErr float64 // mean |interval - throttle| / throttle, in %
-	p99Err  float64 // its 99th percentile
+	// The timer runs throughout: its wall time sizes b.N when -benchtime is a duration,
+	// and the ns/op reported is the CPU time, set below.
+	base := runIntervals(max(b.N/2, 1), cycles, throttle, ticker)
+	got := runIntervals(b.N, cycles, throttle, carousel)
+	base.add(runIntervals(max(b.N-b.N/2, 1), cycles, throttle, ticker))
+
+	b.ReportMetric(got.cpuPerPublish(), "ns/op")
+	b.ReportMetric(base.cpuPerPublish(), "ticker-ns/op")
+	b.ReportMetric(got.cpuPerPublish()/base.cpuPerPublish(), "x-cpu-vs-ticker")
+	if len(got.errs) == 0 || len(base.errs) == 0 {
+		return // too few publishes for an interval (-benchtime 1x)
+	}
+	mean, p99 := got.errors()
+	baseMean, baseP99 := base.errors()
+	b.ReportMetric(mean, "interval-error-%")
+	b.ReportMetric(p99, "p99-interval-error-%")
+	b.ReportMetric(baseMean, "ticker-interval-error-%")
+	b.ReportMetric(baseP99, "ticker-p99-interval-error-%")
+	b.ReportMetric(mean/baseMean, "x-interval-error-vs-ticker")
 }
 
 // cycleIndex parses the index out of a benchmark cycle's name, "c0042".
@@ -118,11 +120,39 @@ func cycleIndex(name string) int {
 	return n
 }
 
+// intervals is what runIntervals measured of a scheduler.
+type intervals struct {
+	cpu       time.Duration // CPU time of the whole process over the run
+	publishes int64
+	errs      []float64 // |interval - throttle| / throttle in %, of every pair of consecutive publishes of a cycle
+}
+
+// add pools the measures of another run into iv.
+func (iv *intervals) add(other intervals) {
+	iv.cpu += other.cpu
+	iv.publishes += other.publishes
+	iv.errs = append(iv.errs, other.errs...)
+}
+
+func (iv intervals) cpuPerPublish() float64 {
+	return float64(iv.cpu.Nanoseconds()) / float64(iv.publishes)
+}
+
+// errors returns the mean and the 99th percentile of the interval errors.
+func (iv intervals) errors() (mean, p99 float64) {
+	errs := slices.Sorted(slices.Values(iv.errs))
+	sum := 0.0
+	for _, e := range errs {
+		sum += e
+	}
+	return sum / float64(len(errs)), errs[len(errs)*99/100]
+}
+
 // runIntervals runs a scheduler (run returns when ctx ends and its goroutines are gone)
-// over cycles publish functions until b.N publishes were made, and reports the CPU per
-// publish as ns/op and the interval errors, which it returns.
-func runIntervals(b *testing.B, cycles int, throttle time.Duration, run func(ctx context.Context, publish []func())) intervals {
-	perCycle := b.N/cycles + 2
+// over cycles publish functions until n publishes were made, and returns the process's
+// CPU time meanwhile and the interval errors.
+func runIntervals(n, cycles int, throttle time.Duration, run func(ctx context.Context, publish []func())) intervals {
+	perCycle := n/cycles + 2
 	times := make([][]time.Time, cycles)
 	for i := range times {
 		times[i] = make([]time.Time, 0, perCycle)
@@ -137,35 +167,19 @@ func runIntervals(b *testing.B, cycles int, throttle time.Duration, run func(ctx
 			if len(times[i]) < cap(times[i]) {
 				times[i] = append(times[i], time.Now())
 			}
-			if count.Add(1) == int64(b.N) {
+			if count.Add(1) == int64(n) {
 				cancel()
 			}
 		}
 	}
 	cpu0 := cpuTime()
-	b.ResetTimer()
 	run(ctx, publish)
-	b.StopTimer()
-	cpu := float64(cpuTime()-cpu0) / float64(count.Load())
-
-	var errs []float64
+	got := intervals{cpu: cpuTime() - cpu0, publishes: count.Load()}
 	for _, ts := range times {
 		for k := 1; k < len(ts); k++ {
 			d := ts[k].Sub(ts[k-1])
-			errs = append(errs, math.Abs(float64(d-throttle))/float64(throttle)*100)
+			got.errs = append(got.errs, math.Abs(float64(d-throttle))/float64(throttle)*100)
 		}
-	}
-	got := intervals{cpu: cpu, pairs: len(errs)}
-	b.ReportMetric(cpu, "ns/op")
-	if len(errs) > 0 {
-		slices.Sort(errs)
-		sum := 0.0
-		for _, e := range errs {
-			sum += e
-		}
-		got.meanErr, got.p99Err = sum/float64(len(errs)), errs[len(errs)*99/100]
-		b.ReportMetric(got.meanErr, "interval-error-%")
-		b.ReportMetric(got.p99Err, "p99-interval-error-%")
 	}
 	return got
 }
