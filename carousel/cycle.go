@@ -78,7 +78,9 @@ func (c *cycle) runningLocked() bool {
 }
 
 // restore loads the cycle's saved metadata the first time it starts. Progress saved under
-// a config that selects other items is dropped, and the cycle starts from the beginning.
+// a config that selects other items, or with a negative count, is dropped, and the cycle
+// starts from the beginning. Counts that contradict each other are bounded until begin
+// counts the iteration again (place): completed within total, errors within completed.
 func (c *cycle) restore(ctx context.Context) error {
 	c.mu.Lock()
 	loaded := c.loaded
@@ -95,13 +97,21 @@ func (c *cycle) restore(ctx context.Context) error {
 	c.loaded = true
 	switch {
 	case !ok:
-	case !c.cfg.compatible(m.Config) || m.Completed < 0 || m.Iteration < 0:
+	case !c.cfg.compatible(m.Config) || m.Completed < 0 || m.Iteration < 0 || m.Total < 0 || m.Errors < 0:
 		c.log.Info("saved metadata does not fit the cycle's config; starting from the beginning",
 			"saved", m.Config, "config", c.cfg)
 	default:
 		m.CycleID, m.Config = c.cfg.Name, c.cfg
 		m.States = c.meta.States // the states of now, not of when it was saved
 		m.CurrentItem = ""
+		if m.InProgress {
+			// An iteration that completed more items than its total had at least as many;
+			// begin counts them again, and Completed stays the number of items to skip.
+			m.Total = max(m.Total, m.Completed)
+		} else {
+			m.Completed = min(m.Completed, m.Total) // the next iteration starts at 0 anyway
+		}
+		m.Errors = min(m.Errors, m.Completed)
 		c.meta = m
 		c.log.Info("metadata restored", "iteration", m.Iteration, "completed", m.Completed, "total", m.Total)
 	}
@@ -244,8 +254,12 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 	c.mu.Unlock()
 
 	var total int
+	var at position
 	if err := c.retry(ctx, "counting", func() (err error) {
-		total, err = c.sc.Source.Count(ctx, q)
+		if total, err = c.sc.Source.Count(ctx, q); err != nil || !resume {
+			return err
+		}
+		at, err = c.place(ctx, q, m)
 		return err
 	}); err != nil {
 		return Query{}, err
@@ -259,6 +273,14 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 		c.meta.IterationStart = c.sc.Clock.Now()
 		c.meta.InProgress = true
 		c.meta.WindowStart, c.meta.WindowEnd = q.Start, q.End
+	} else {
+		// The items the iteration has now, less those still to come: within the total
+		// however the collection changed and whatever the metadata claimed. Should the
+		// listing have found more than Count did (items added in between), they count.
+		total = max(total, at.rest)
+		c.meta.Last = at.after
+		c.meta.Completed = total - at.rest
+		c.meta.Errors = min(c.meta.Errors, c.meta.Completed)
 	}
 	c.meta.Total = total
 	span := c.cfg.TimeWindow
@@ -276,6 +298,52 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 	c.setStateLocked(Running)
 	c.touchLocked()
 	return q, nil
+}
+
+// position is where a resumed iteration stands in its query's order: the item it goes
+// on after, and how many items come after that one.
+type position struct {
+	after Item
+	rest  int
+}
+
+// place finds where the resumed iteration of m stands in q's order, in the collection as
+// it is now. Progress saved with a last item (a keyset position) goes on after it, so that
+// items added or removed meanwhile shift nothing. Progress saved as a count only, the
+// format of the seed's metadata, goes on after that many items, as the seed skips them in
+// its cursor: in a collection that has fewer, after its last. Either way the items after
+// the position are listed once and counted, which is what makes the completed count
+// exact: a resume lists, in pages, the ids from its position to the end (and, resuming by
+// count, those it skips) once before it publishes.
+func (c *cycle) place(ctx context.Context, q Query, m CycleMetadata) (position, error) {
+	at := position{after: m.Last}
+	if at.after == (Item{}) && m.Completed > 0 {
+		for skipped := 0; skipped < m.Completed; {
+			limit := min(c.sc.PageSize, m.Completed-skipped)
+			page, err := c.sc.Source.List(ctx, q, at.after, limit)
+			if err != nil {
+				return position{}, err
+			}
+			if len(page) > 0 {
+				at.after = page[len(page)-1]
+			}
+			skipped += len(page)
+			if len(page) < limit {
+				break // the collection holds fewer items than the count claims
+			}
+		}
+	}
+	for cursor := at.after; ; {
+		page, err := c.sc.Source.List(ctx, q, cursor, c.sc.PageSize)
+		if err != nil {
+			return position{}, err
+		}
+		at.rest += len(page)
+		if len(page) < c.sc.PageSize {
+			return at, nil
+		}
+		cursor = page[len(page)-1]
+	}
 }
 
 // throttleLocked returns the interval for n items over span.
@@ -388,6 +456,9 @@ func (c *cycle) publish(ctx context.Context, it Item) error {
 
 	c.mu.Lock()
 	c.meta.Completed++
+	// An item added after the iteration counted its items, past the point it has reached,
+	// is published by it, and so counts in its total.
+	c.meta.Total = max(c.meta.Total, c.meta.Completed)
 	c.meta.Last = it
 	if err != nil {
 		c.meta.Errors++

@@ -32,9 +32,19 @@
 // each iteration, when the cycle stops and when the scheduler shuts down. At start it is
 // restored: the cycle resumes its interrupted iteration after the last item it completed
 // (a keyset position, so items added or removed meanwhile shift nothing), in the same
-// window. Metadata saved under a config that selects other items (another type,
-// collection or window) is ignored and the cycle starts from the beginning. FileStore
-// (the default) keeps it in a JSON file, carousel/pgstore in PostgreSQL.
+// window. Metadata in the seed's format, a completed count with no last item (and no
+// inProgress, which then reads as true when the count is not 0), is resumed by count, as
+// the seed resumes it: the first Completed items in the iteration's order are skipped,
+// and a collection holding fewer ends the iteration. Metadata saved under a config that
+// selects other items (another type, collection or window), or with a negative count, is
+// ignored and the cycle starts from the beginning. FileStore (the default) keeps it in a
+// JSON file, carousel/pgstore in PostgreSQL.
+//
+// Completed never exceeds Total, whatever the saved metadata claims: a resumed iteration
+// counts its items again and lists the ids after its position once, so that Completed
+// is the items it has now less those still to come, however the collection grew or
+// shrank since the save; and an item added during an iteration that the iteration goes
+// on to publish counts in its Total. Errors never exceed Completed.
 //
 // A Source that fails makes its cycle Unhealthy; the cycle retries with capped
 // exponential backoff and becomes healthy at the first success, or stops if

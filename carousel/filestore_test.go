@@ -3,6 +3,7 @@ package carousel_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -54,6 +55,30 @@ func metadata(id string) carousel.CycleMetadata {
 		Throttle:  time.Second,
 		States:    []carousel.State{carousel.Running},
 	}
+}
+
+// A file written in the seed's format (a completed count, no last item, no inProgress)
+// reads as an iteration under way, resumed by count; one with inProgress reads as written.
+func TestFileStoreReadsTheSeedsFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metadata.json")
+	cfg := `"config":{"name":"%s","type":"ThrottledWholeCollection","origin":"o","collection":"c","coolDown":"1m","throttle":"1s"}`
+	file := `{"version":1,"cycles":[
+		{"cycleId":"seed",` + fmt.Sprintf(cfg, "seed") + `,"total":1000,"completed":300,"progress":0.3,"errors":0,"iteration":2,"currentUuid":"item-0299","states":["running"]},
+		{"cycleId":"ended",` + fmt.Sprintf(cfg, "ended") + `,"total":1000,"completed":1000,"iteration":2,"inProgress":false,"states":["cooldown"]}]}`
+	require.NoError(t, os.WriteFile(path, []byte(file), 0o644))
+	s := carousel.NewFileStore(path)
+	seed, ok, err := s.Load(context.Background(), "seed")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, seed.InProgress, "a completed count without inProgress")
+	assert.Equal(t, 300, seed.Completed)
+	assert.Equal(t, 1000, seed.Total)
+	assert.Zero(t, seed.Last)
+	ended, ok, err := s.Load(context.Background(), "ended")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.False(t, ended.InProgress, "inProgress as written")
+	assert.Equal(t, 1000, ended.Completed)
 }
 
 func TestFileStoreSurvivesRestart(t *testing.T) {

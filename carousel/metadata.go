@@ -33,15 +33,19 @@ type CycleMetadata struct {
 	Config CycleConfig `json:"config"`
 	// Iteration counts the cycle's iterations, from 1 for the first.
 	Iteration int `json:"iteration"`
-	// Total is the number of items of the current iteration, counted at its start.
+	// Total is the number of items of the current iteration, counted at its start (and
+	// again when it resumes), and raised by the items added meanwhile that it publishes.
 	Total int `json:"total"`
-	// Completed is the number of items of the current iteration republished or failed.
+	// Completed is the number of items of the current iteration republished or failed;
+	// it never exceeds Total, whatever metadata the iteration resumed from.
 	Completed int `json:"completed"`
 	// Errors counts the current iteration's items that failed to republish.
 	Errors int `json:"errors"`
 	// CurrentItem is the id of the item being republished or last republished.
 	CurrentItem string `json:"currentItem,omitempty"`
-	// Last is the last item completed; a resumed iteration continues after it.
+	// Last is the last item completed; a resumed iteration continues after it. Progress
+	// without it (the seed's format: a count only) resumes after the first Completed
+	// items in the iteration's order.
 	Last Item `json:"last"`
 	// WindowStart and WindowEnd bound the current window of a windowed cycle.
 	WindowStart time.Time `json:"windowStart,omitzero"`
@@ -91,6 +95,9 @@ type metadataJSON struct {
 	Config   wireCycle `json:"config"`
 	Progress float64   `json:"progress"`
 	Throttle string    `json:"throttle,omitempty"`
+	// InProgress shadows the embedded field so that reading can tell it absent: the seed's
+	// metadata has none.
+	InProgress *bool `json:"inProgress"`
 }
 
 // cycleMetadataFields has CycleMetadata's fields without its methods, so that encoding it
@@ -99,7 +106,8 @@ type cycleMetadataFields CycleMetadata
 
 // MarshalJSON writes m's fields, its Progress, and Throttle as a duration string.
 func (m CycleMetadata) MarshalJSON() ([]byte, error) {
-	w := metadataJSON{cycleMetadataFields: cycleMetadataFields(m), Config: toWire(m.Config), Progress: m.Progress()}
+	w := metadataJSON{cycleMetadataFields: cycleMetadataFields(m), Config: toWire(m.Config), Progress: m.Progress(),
+		InProgress: &m.InProgress}
 	if m.Throttle > 0 {
 		w.Throttle = m.Throttle.String()
 	}
@@ -110,6 +118,10 @@ func (m CycleMetadata) MarshalJSON() ([]byte, error) {
 // is read as saved, not validated: metadata is progress, and a config that today's rules
 // refuse (saved by another version) must not make it unreadable; restore decides whether
 // it fits the cycle. Only a duration that does not parse is an error, named.
+//
+// It reads the seed's metadata too, which has no inProgress and no last item: the seed
+// saves its progress at shutdown, and any completed count is that of the iteration it
+// was running, so InProgress is then Completed > 0, and the cycle resumes by count.
 func (m *CycleMetadata) UnmarshalJSON(b []byte) error {
 	var w metadataJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -121,6 +133,11 @@ func (m *CycleMetadata) UnmarshalJSON(b []byte) error {
 	}
 	*m = CycleMetadata(w.cycleMetadataFields)
 	m.Config = cfg
+	if w.InProgress != nil {
+		m.InProgress = *w.InProgress
+	} else {
+		m.InProgress = m.Completed > 0
+	}
 	if w.Throttle != "" {
 		d, err := time.ParseDuration(w.Throttle)
 		if err != nil {

@@ -322,6 +322,27 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 		assert.Equal(t, minimal, mustLoad(t, s, "minimal"), "zero times and items stay zero")
 	})
 
+	// The scheduler, not the store, decides what saved progress means: a count only (the
+	// seed's format, resumed by skipping that many items), a count past the total (bounded
+	// when the iteration is counted again), an ended iteration whose count stays. A store
+	// that dropped, bounded or invented any of it would resume at another item.
+	t.Run("progress kept as saved", func(t *testing.T) {
+		s := newStore(t)
+		cfg := carousel.CycleConfig{Name: "x", Type: carousel.ThrottledWholeCollection, Origin: "o", Collection: "c",
+			CoolDown: time.Minute, Throttle: time.Second}
+		for _, m := range []carousel.CycleMetadata{
+			{CycleID: "count-only", Iteration: 1, Total: 1000, Completed: 300, InProgress: true},
+			{CycleID: "count-past-total", Iteration: 1, Total: 1000, Completed: 1300, Errors: 1400, InProgress: true},
+			{CycleID: "last-past-total", Iteration: 2, Total: 10, Completed: 13, InProgress: true, Last: carousel.Item{ID: "z"}},
+			{CycleID: "ended", Iteration: 3, Total: 1000, Completed: 1000},
+		} {
+			m.Config, m.Config.Name = cfg, m.CycleID
+			m.States = []carousel.State{carousel.Stopped}
+			require.NoError(t, s.Save(ctx, m))
+			assert.Equal(t, m, mustLoad(t, s, m.CycleID))
+		}
+	})
+
 	t.Run("overwrite", func(t *testing.T) {
 		s := newStore(t)
 		m := fullMetadata("overwrite")

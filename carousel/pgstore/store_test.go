@@ -91,6 +91,26 @@ func TestStoreLoadsAnUnvalidatedConfig(t *testing.T) {
 	assert.ErrorContains(t, err, `config.timeWindow "an hour" is not a duration`)
 }
 
+// Metadata in the seed's format (a completed count, no last item, no inProgress) loads
+// as an iteration under way, to be resumed by count; the count is kept as written, past
+// the total or not, for the scheduler to bound against the collection.
+func TestStoreLoadsTheSeedsFormat(t *testing.T) {
+	pool := pgtest.Pool(t)
+	s := newTestStore(t, pool)
+	_, err := pool.Exec(t.Context(), `INSERT INTO feedkit_carousel_cycle_metadata VALUES ('seed', $1, now())`,
+		`{"cycleId":"seed","config":{"name":"seed","type":"ThrottledWholeCollection","origin":"o","collection":"c","coolDown":"1m","throttle":"1s"},
+		"total":1000,"completed":1300,"progress":1,"errors":2,"iteration":4,"currentUuid":"item-1299","states":["running"]}`)
+	require.NoError(t, err)
+	got, ok, err := s.Load(t.Context(), "seed")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, carousel.CycleMetadata{
+		CycleID: "seed", Config: carousel.CycleConfig{Name: "seed", Type: carousel.ThrottledWholeCollection, Origin: "o",
+			Collection: "c", CoolDown: time.Minute, Throttle: time.Second},
+		Iteration: 4, Total: 1000, Completed: 1300, Errors: 2, InProgress: true, States: []carousel.State{carousel.Running},
+	}, got)
+}
+
 // A Store made later, as by a restarted process, on the same schema reads what the
 // first saved; the table is not created twice.
 func TestStoreRestart(t *testing.T) {
