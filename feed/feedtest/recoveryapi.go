@@ -36,7 +36,8 @@ type recoveryFailure struct{ status, remaining int }
 // every message of its live stream published since after; for an event, its latest odds
 // change, or its stateful messages (settlements, cancellations and their rollbacks). A request needs the
 // x-access-token header (401 otherwise), a known producer (404) and an after within the
-// producer's recovery window (400).
+// producer's recovery window and within what the simulator's history still holds (400;
+// see SimulatorConfig.HistoryBytes).
 func (s *Simulator) RecoveryHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/{product}/recovery/initiate_request", func(w http.ResponseWriter, r *http.Request) {
@@ -97,6 +98,13 @@ func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event 
 	req := RecoveryRequest{Event: event, Stateful: stateful}
 	status, msg := s.checkRecovery(r, &req)
 	s.mu.Lock()
+	if status == http.StatusAccepted && !req.After.IsZero() && req.Event.IsZero() {
+		if ok, through := s.history.covers(req.Producer, req.After); !ok {
+			status = http.StatusBadRequest
+			msg = fmt.Sprintf("after %s reaches back past the history kept: messages up to %s are forgotten (SimulatorConfig.HistoryBytes, HistoryAge)",
+				req.After.Format(time.RFC3339Nano), through.Format(time.RFC3339Nano))
+		}
+	}
 	if status == http.StatusAccepted && len(s.failures) > 0 {
 		f := &s.failures[0]
 		status, msg = f.status, "injected failure"
@@ -106,7 +114,7 @@ func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event 
 	}
 	req.Status = status
 	s.recoveries = append(s.recoveries, req)
-	var replay []Sent
+	var replay []replayed
 	if status == http.StatusAccepted {
 		replay = s.replayLocked(req)
 		// Count the replay before answering, so that WaitReplays after the answer waits for it.
@@ -178,35 +186,40 @@ func (s *Simulator) checkRecovery(r *http.Request, req *RecoveryRequest) (int, s
 	return http.StatusAccepted, fmt.Sprintf("Request for %s recovery with request_id %d accepted", producer.Name, id)
 }
 
+// replayed is a message a recovery resends: its key and body as first published.
+type replayed struct {
+	key  feed.RoutingKey
+	body []byte
+}
+
 // replayLocked selects what a recovery resends, in the order it was published: for a
 // producer, every message of its live stream since After; for an event's odds, the
 // event's latest odds_change; for an event's stateful messages, its settlements,
 // cancellations and their rollbacks.
-func (s *Simulator) replayLocked(req RecoveryRequest) []Sent {
-	var out []Sent
-	for _, r := range s.sentLocked() {
-		h := r.Message.MessageHeader()
-		switch t := r.Key.Type; {
-		case r.Replay || t.IsSystem() || h.Producer != req.Producer:
-		case !req.Event.IsZero() && h.Event != req.Event:
+func (s *Simulator) replayLocked(req RecoveryRequest) []replayed {
+	var out []replayed
+	s.history.each(func(r *record) {
+		switch t := r.key.Type; {
+		case !r.isLiveEvent() || r.producer != req.Producer:
+		case !req.Event.IsZero() && r.key.Event != req.Event:
 		case !req.Event.IsZero() && !req.Stateful:
 			if t == feed.MessageOddsChange {
-				out = append(out[:0], r) // only the latest counts
+				out = append(out[:0], replayed{r.key, r.body}) // only the latest counts
 			}
 		case req.Stateful && (t == feed.MessageOddsChange || t == feed.MessageBetStop || t == feed.MessageFixtureChange):
-		case h.Timestamp.Before(req.After):
+		case r.stamp < req.After.UnixMilli():
 		default:
-			out = append(out, r)
+			out = append(out, replayed{r.key, r.body})
 		}
-	}
+	})
 	return out
 }
 
-func (s *Simulator) publishReplay(ctx context.Context, req RecoveryRequest, msgs []Sent) {
+func (s *Simulator) publishReplay(ctx context.Context, req RecoveryRequest, msgs []replayed) {
 	for _, r := range msgs {
-		key := r.Key
+		key := r.key
 		key.Node = req.Node
-		if err := s.send(ctx, key, withRequestID(r.Message, req.RequestID), true); err != nil {
+		if err := s.send(ctx, key, withRequestID(r, req.RequestID), true); err != nil {
 			return // the publisher is gone; the recovery will time out, as a real one would
 		}
 	}
@@ -217,33 +230,9 @@ func (s *Simulator) publishReplay(ctx context.Context, req RecoveryRequest, msgs
 	_ = s.send(ctx, feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: req.Node}, done, true)
 }
 
-// withRequestID returns a copy of m tagged with a recovery request id.
-func withRequestID(m feed.Message, id int64) feed.Message {
-	var c feed.Message
-	switch m := m.(type) {
-	case *feed.OddsChange:
-		c = clone(m)
-	case *feed.BetStop:
-		c = clone(m)
-	case *feed.BetSettlement:
-		c = clone(m)
-	case *feed.RollbackBetSettlement:
-		c = clone(m)
-	case *feed.BetCancel:
-		c = clone(m)
-	case *feed.RollbackBetCancel:
-		c = clone(m)
-	case *feed.FixtureChange:
-		c = clone(m)
-	default:
-		panic(fmt.Sprintf("feedtest: %T is not replayed", m))
-	}
-	c.MessageHeader().RequestID = id
-	return c
-}
-
-// clone returns a shallow copy of *m: the replay changes only the header.
-func clone[T any](m *T) *T {
-	v := *m
-	return &v
+// withRequestID returns the message r holds, tagged with a recovery request id.
+func withRequestID(r replayed, id int64) feed.Message {
+	m := decodeOwn(r.key.Type, r.body)
+	m.MessageHeader().RequestID = id
+	return m
 }

@@ -21,7 +21,8 @@ const (
 	DefaultMatches       = 100
 	DefaultRate          = 1000 // event messages per second
 	DefaultAliveInterval = 10 * time.Second
-	DefaultHistory       = 200_000
+	DefaultHistoryBytes  = 64 << 20
+	DefaultHistoryAge    = time.Hour
 	DefaultAccessToken   = "feedtest-token"
 )
 
@@ -41,9 +42,16 @@ type SimulatorConfig struct {
 	// AliveInterval is the time between two alives of a producer; 0 means
 	// DefaultAliveInterval.
 	AliveInterval time.Duration
-	// History is how many published messages are kept for Sent and for recovery replays;
-	// 0 means DefaultHistory. Older ones are forgotten, oldest first.
-	History int
+	// HistoryBytes bounds the history of published messages, which Sent returns and
+	// recovery replays resend, by the size of the message bodies it holds (plus a small
+	// fixed cost per message); 0 means DefaultHistoryBytes. Beyond it the oldest are
+	// forgotten first, so that a long run's memory stays flat.
+	HistoryBytes int
+	// HistoryAge bounds the history by age: messages published longer ago are forgotten;
+	// 0 means DefaultHistoryAge. A recovery request whose after reaches back past what the
+	// history still holds is refused with 400, as the feed's API refuses a request it
+	// cannot serve, rather than answered with a replay that misses messages.
+	HistoryAge time.Duration
 	// AccessToken is what the recovery API expects in x-access-token; "" means
 	// DefaultAccessToken.
 	AccessToken string
@@ -61,8 +69,6 @@ type Sent struct {
 	Body    []byte
 	// Replay is true for messages sent in answer to a recovery request.
 	Replay bool
-
-	failed bool // recorded before publishing, then refused by the publisher
 }
 
 // SimulatorStats counts what a simulator published.
@@ -81,18 +87,16 @@ type Simulator struct {
 	limiter  *rate.Limiter
 	producer map[int]feed.Producer
 
-	mu          sync.Mutex
-	rng         *rand.Rand
-	matches     []*simMatch
-	nextID      int64
-	nextRound   int // which producer gets the next new match
-	history     []Sent
-	historyHead int // index of the oldest record once history is full
-	forgotten   int
-	delay       time.Duration
-	silenced    map[int]bool // producers whose alives are stopped
-	failures    []recoveryFailure
-	recoveries  []RecoveryRequest
+	mu         sync.Mutex
+	rng        *rand.Rand
+	matches    []*simMatch
+	nextID     int64
+	nextRound  int // which producer gets the next new match
+	history    *history
+	delay      time.Duration
+	silenced   map[int]bool // producers whose alives are stopped
+	failures   []recoveryFailure
+	recoveries []RecoveryRequest
 
 	stats SimulatorStats
 
@@ -113,8 +117,10 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 		return nil, fmt.Errorf("feedtest: SimulatorConfig.Rate %v must be a number of messages per second", cfg.Rate)
 	case cfg.AliveInterval < 0:
 		return nil, fmt.Errorf("feedtest: SimulatorConfig.AliveInterval %v must not be negative", cfg.AliveInterval)
-	case cfg.History < 0:
-		return nil, fmt.Errorf("feedtest: SimulatorConfig.History %d must not be negative", cfg.History)
+	case cfg.HistoryBytes < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.HistoryBytes %d must not be negative", cfg.HistoryBytes)
+	case cfg.HistoryAge < 0:
+		return nil, fmt.Errorf("feedtest: SimulatorConfig.HistoryAge %v must not be negative", cfg.HistoryAge)
 	}
 	if cfg.Matches == 0 {
 		cfg.Matches = DefaultMatches
@@ -125,8 +131,11 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 	if cfg.AliveInterval == 0 {
 		cfg.AliveInterval = DefaultAliveInterval
 	}
-	if cfg.History == 0 {
-		cfg.History = DefaultHistory
+	if cfg.HistoryBytes == 0 {
+		cfg.HistoryBytes = DefaultHistoryBytes
+	}
+	if cfg.HistoryAge == 0 {
+		cfg.HistoryAge = DefaultHistoryAge
 	}
 	if cfg.AccessToken == "" {
 		cfg.AccessToken = DefaultAccessToken
@@ -148,6 +157,7 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		nextID:   1_000_000,
 		silenced: make(map[int]bool),
+		history:  newHistory(cfg.HistoryBytes, cfg.HistoryAge),
 	}
 	s.replayed = sync.NewCond(&s.mu)
 	for _, p := range cfg.Producers {
@@ -256,13 +266,13 @@ func (s *Simulator) newMatchLocked() *simMatch {
 func (s *Simulator) send(ctx context.Context, key feed.RoutingKey, msg feed.Message, replay bool) error {
 	body := Marshal(msg)
 	s.mu.Lock()
-	s.recordLocked(Sent{Key: key, Message: msg, Body: body, Replay: replay})
+	seq := s.history.add(key, body, msg.MessageHeader(), replay, s.clock.Now())
 	s.mu.Unlock()
 	err := s.pub.Publish(ctx, key.String(), body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.unrecordLocked(msg)
+		s.history.unrecord(seq)
 		return fmt.Errorf("feedtest: publish %s: %w", key, err)
 	}
 	switch {
@@ -276,26 +286,6 @@ func (s *Simulator) send(ctx context.Context, key feed.RoutingKey, msg feed.Mess
 	return nil
 }
 
-func (s *Simulator) recordLocked(r Sent) {
-	if len(s.history) < s.cfg.History {
-		s.history = append(s.history, r)
-		return
-	}
-	s.history[s.historyHead] = r
-	s.historyHead = (s.historyHead + 1) % len(s.history)
-	s.forgotten++
-}
-
-// unrecordLocked marks the record of msg, which its publisher refused, as never sent.
-func (s *Simulator) unrecordLocked(msg feed.Message) {
-	for i := range s.history {
-		if s.history[i].Message == msg {
-			s.history[i].failed = true
-			return
-		}
-	}
-}
-
 // Stats returns the simulator's counters.
 func (s *Simulator) Stats() SimulatorStats {
 	s.mu.Lock()
@@ -307,18 +297,8 @@ func (s *Simulator) Stats() SimulatorStats {
 func (s *Simulator) Sent() []Sent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sentLocked()
-}
-
-func (s *Simulator) sentLocked() []Sent {
-	out := make([]Sent, 0, len(s.history))
-	for _, part := range [][]Sent{s.history[s.historyHead:], s.history[:s.historyHead]} {
-		for _, r := range part {
-			if !r.failed {
-				out = append(out, r)
-			}
-		}
-	}
+	out := make([]Sent, 0, s.history.len())
+	s.history.each(func(r *record) { out = append(out, r.sent()) })
 	return out
 }
 
@@ -326,18 +306,20 @@ func (s *Simulator) sentLocked() []Sent {
 func (s *Simulator) Forgotten() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.forgotten
+	return s.history.forgotten
 }
 
 // EventsByMatch returns the event messages of the live stream (not the replays) that the
 // history holds, grouped by event in the order they were published.
 func (s *Simulator) EventsByMatch() map[feed.URN][]Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make(map[feed.URN][]Sent)
-	for _, r := range s.Sent() {
-		if !r.Replay && !r.Key.Type.IsSystem() {
-			out[r.Key.Event] = append(out[r.Key.Event], r)
+	s.history.each(func(r *record) {
+		if r.isLiveEvent() {
+			out[r.key.Event] = append(out[r.key.Event], r.sent())
 		}
-	}
+	})
 	return out
 }
 

@@ -252,12 +252,89 @@ func TestSimulatorIsReproducibleFromItsSeed(t *testing.T) {
 	assert.NotEqual(t, keys(a), keys(c), "another seed makes other traffic")
 }
 
-func TestSimulatorHistoryKeepsTheNewest(t *testing.T) {
+func TestSimulatorHistoryKeepsTheNewestWithinItsBytes(t *testing.T) {
 	full := traffic(t, 9, 25)
-	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, History: 10, Clock: clock.NewFake(t0)})
+	const limit = 8 << 10
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, HistoryBytes: limit, Clock: clock.NewFake(t0)})
 	require.NoError(t, sim.Publish(t.Context(), 25))
-	assert.Equal(t, full[15:], sim.Sent(), "the last 10, oldest first")
-	assert.Equal(t, 15, sim.Forgotten())
+	kept := sim.Sent()
+	require.NotEmpty(t, kept)
+	require.Less(t, len(kept), 25, "the bound forgot some")
+	assert.Equal(t, full[25-len(kept):], kept, "the newest, oldest first")
+	assert.Equal(t, 25-len(kept), sim.Forgotten())
+	bytes := 0
+	for _, s := range kept {
+		bytes += len(s.Body)
+	}
+	assert.LessOrEqual(t, bytes, limit, "the bodies kept fit the bound")
+	assert.Greater(t, bytes+len(full[24-len(kept)].Body), limit/2, "it keeps what fits, not far less")
+}
+
+func TestSimulatorHistoryForgetsWhatIsOlderThanItsAge(t *testing.T) {
+	fc := clock.NewFake(t0)
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, HistoryAge: time.Minute, Clock: fc})
+	require.NoError(t, sim.Publish(t.Context(), 10))
+	fc.Advance(time.Minute)
+	require.NoError(t, sim.Publish(t.Context(), 5))
+	assert.Len(t, sim.Sent(), 15, "a minute old is not older than a minute")
+	fc.Advance(time.Nanosecond)
+	require.NoError(t, sim.Publish(t.Context(), 1))
+	sent := sim.Sent()
+	assert.Len(t, sent, 6, "the first ten are older than a minute now")
+	assert.Equal(t, 10, sim.Forgotten())
+	for _, s := range sent {
+		assert.True(t, s.Message.MessageHeader().Timestamp.After(t0), "only the newer ones are kept")
+	}
+}
+
+// A recovery that reaches back past what the history holds is refused, as the feed's
+// API refuses a request it cannot serve; one within it replays everything since after.
+func TestRecoveryBeyondTheHistoryIsRefused(t *testing.T) {
+	fc := clock.NewFake(t0)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	pub := newChanPublisher()
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 4, Producers: []feed.Producer{lo}, HistoryBytes: 16 << 10, Clock: fc})
+	for range 200 {
+		fc.Advance(time.Millisecond)
+		require.NoError(t, sim.Publish(t.Context(), 1))
+	}
+	for len(pub.ch) > 0 {
+		<-pub.ch
+	}
+	kept := sim.Sent()
+	require.Greater(t, sim.Forgotten(), 0)
+	oldest := kept[0].Message.MessageHeader().Timestamp
+	srv := sim.NewRecoveryServer()
+	t.Cleanup(srv.Close)
+	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
+	require.NoError(t, err)
+
+	err = c.InitiateRecovery(t.Context(), lo, oldest.Add(-time.Millisecond), 1)
+	var api *feed.APIError
+	require.ErrorAs(t, err, &api)
+	assert.Equal(t, http.StatusBadRequest, api.StatusCode)
+	assert.Contains(t, api.Error(), "reaches back past the history kept")
+
+	require.NoError(t, c.InitiateRecovery(t.Context(), lo, oldest.Add(time.Millisecond), 2))
+	sim.WaitReplays()
+	var want []string
+	for _, s := range kept {
+		if !s.Message.MessageHeader().Timestamp.Before(oldest.Add(time.Millisecond)) {
+			want = append(want, s.Key.String())
+		}
+	}
+	var got []string
+	for len(pub.ch) > 0 {
+		m := <-pub.ch
+		if !strings.Contains(m.key, "snapshot_complete") {
+			got = append(got, m.key)
+		}
+	}
+	assert.Equal(t, want, got, "every message since after is replayed, in order")
+	reqs := sim.RecoveryRequests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, http.StatusBadRequest, reqs[0].Status)
+	assert.Equal(t, http.StatusAccepted, reqs[1].Status)
 }
 
 func TestSimulatorTimestampsNeverGoBackNorAheadOfTheClock(t *testing.T) {
@@ -651,7 +728,8 @@ func TestNewSimulatorValidatesItsConfig(t *testing.T) {
 		{"negative matches", discard{}, feedtest.SimulatorConfig{Matches: -1}, "Matches -1"},
 		{"negative rate", discard{}, feedtest.SimulatorConfig{Rate: -5}, "Rate -5"},
 		{"negative alive interval", discard{}, feedtest.SimulatorConfig{AliveInterval: -time.Second}, "AliveInterval -1s"},
-		{"negative history", discard{}, feedtest.SimulatorConfig{History: -1}, "History -1"},
+		{"negative history bytes", discard{}, feedtest.SimulatorConfig{HistoryBytes: -1}, "HistoryBytes -1"},
+		{"negative history age", discard{}, feedtest.SimulatorConfig{HistoryAge: -time.Second}, "HistoryAge -1s"},
 		{"no producers", discard{}, feedtest.SimulatorConfig{Producers: []feed.Producer{}}, "Producers is empty"},
 		{"invalid producer", discard{}, feedtest.SimulatorConfig{Producers: []feed.Producer{badProducer}}, "Producers: feed: producer 1 (LO): MaxRecoveryWindow"},
 	}

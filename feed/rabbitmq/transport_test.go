@@ -149,7 +149,7 @@ func seq(from, to int64) []int64 {
 func TestReconnectMidStream(t *testing.T) {
 	b := newBroker(t)
 	pub := b.publisher(t)
-	sim, err := feedtest.NewSimulator(pub, feedtest.SimulatorConfig{Matches: 30, Rate: 3000, Seed: 11, History: 1 << 20})
+	sim, err := feedtest.NewSimulator(pub, feedtest.SimulatorConfig{Matches: 30, Rate: 3000, Seed: 11, HistoryBytes: 1 << 30})
 	require.NoError(t, err)
 	global := newConnEvents()
 	rec := feedtest.NewRecorder()
