@@ -13,17 +13,21 @@ import (
 )
 
 // timeline is the example's GlobalEventsListener: it prints what happens to the feed,
-// stamped with the time since the start.
+// stamped with the time since the start, and keeps the producer's state for the run's
+// script, which it wakes at every change.
 type timeline struct {
 	out       io.Writer
 	start     time.Time
 	tally     *tally
 	connected chan struct{} // signalled at every ConnectionUp
+	changed   chan struct{} // signalled at every producer status change
 	mu        sync.Mutex
+	up        bool // the producer's last status
+	ups       int  // how many times it came up
 }
 
 func newTimeline(out io.Writer, start time.Time, t *tally) *timeline {
-	return &timeline{out: out, start: start, tally: t, connected: make(chan struct{}, 1)}
+	return &timeline{out: out, start: start, tally: t, connected: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 }
 
 func (tl *timeline) printf(format string, args ...any) {
@@ -32,12 +36,23 @@ func (tl *timeline) printf(format string, args ...any) {
 	fmt.Fprintf(tl.out, "  %6.2fs  %s\n", time.Since(tl.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
-func (tl *timeline) OnConnectionUp(context.Context) {
-	tl.printf("connection up")
+// producer returns whether the producer is up and how many times it has come up.
+func (tl *timeline) producer() (up bool, ups int) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return tl.up, tl.ups
+}
+
+func notify(c chan struct{}) {
 	select {
-	case tl.connected <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
+}
+
+func (tl *timeline) OnConnectionUp(context.Context) {
+	tl.printf("connection up")
+	notify(tl.connected)
 }
 
 func (tl *timeline) OnConnectionDown(_ context.Context, err error) {
@@ -47,11 +62,18 @@ func (tl *timeline) OnConnectionDown(_ context.Context, err error) {
 func (tl *timeline) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
 	if s.Down {
 		tl.printf("producer %d down (%s)", s.Producer, s.Reason)
-		return
+	} else {
+		// The SDK holds an up back until the recovery's messages are processed: by now
+		// they all have been.
+		tl.printf("producer %d up (%s), after processing %d replayed messages", s.Producer, s.Reason, tl.tally.replayedCount())
 	}
-	// The SDK holds an up back until the recovery's messages are processed: by now they
-	// all have been.
-	tl.printf("producer %d up (%s), after processing %d replayed messages", s.Producer, s.Reason, tl.tally.replayedCount())
+	tl.mu.Lock()
+	tl.up = !s.Down
+	if tl.up {
+		tl.ups++
+	}
+	tl.mu.Unlock()
+	notify(tl.changed)
 }
 
 func (tl *timeline) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
@@ -60,36 +82,32 @@ func (tl *timeline) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitia
 
 func (tl *timeline) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
 
-// outage stops a producer's alives, and on the embedded broker drops the connection,
-// for -outage, a third of the way through the run.
+// outage stops a producer's alives, and on the embedded broker drops the connection. Each
+// step is printed before it is taken, so that what it causes is printed after it.
 type outage struct {
-	begin, end <-chan time.Time
-	sim        *feedtest.Simulator
-	broker     *feedtest.Broker
-	producer   int
-	tl         *timeline
-	started    bool
-	stopped    bool
-	length     time.Duration
+	sim      *feedtest.Simulator
+	broker   *feedtest.Broker
+	producer int
+	tl       *timeline
+	length   time.Duration
+	started  bool
+	stopped  bool
+	upsAtEnd int // how many times the producer had come up when the outage ended
 }
 
 func newOutage(o options, sim *feedtest.Simulator, l link, producer int, tl *timeline) *outage {
-	out := &outage{sim: sim, broker: l.broker, producer: producer, tl: tl, length: o.outage}
-	if o.outage > 0 {
-		out.begin = time.After(o.duration / 3)
-	}
-	return out
+	return &outage{sim: sim, broker: l.broker, producer: producer, tl: tl, length: o.outage}
 }
 
 func (o *outage) start() {
 	o.started = true
-	o.end = time.After(o.length)
-	o.sim.StopAlives(o.producer)
 	if o.broker != nil {
+		o.tl.printf("outage: alives stop and the connection drops for %v", o.length)
+		o.sim.StopAlives(o.producer)
 		o.broker.Disconnect(errors.New("simulated outage"))
-		o.tl.printf("outage: alives stopped and the connection dropped for %v", o.length)
 	} else {
-		o.tl.printf("outage: alives stopped for %v", o.length)
+		o.tl.printf("outage: alives stop for %v", o.length)
+		o.sim.StopAlives(o.producer)
 	}
 }
 
@@ -98,10 +116,17 @@ func (o *outage) stop() {
 		return
 	}
 	o.stopped = true
-	o.end = nil
+	_, o.upsAtEnd = o.tl.producer()
+	o.tl.printf("outage over: alives resume")
 	if o.broker != nil {
 		o.broker.Reconnect()
 	}
 	o.sim.ResumeAlives(o.producer)
-	o.tl.printf("outage over: alives resume")
+}
+
+// recovered reports whether the producer has come up again since the outage ended: its
+// recovery and the replay are done.
+func (o *outage) recovered() bool {
+	_, ups := o.tl.producer()
+	return o.stopped && ups > o.upsAtEnd
 }

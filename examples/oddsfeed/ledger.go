@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
+)
+
+// ledger accounts for every event message of the live stream: a publisher in front of the
+// broker notes each one before it is published, and the listener strikes it off when it
+// arrives, live or replayed. What it holds is what is on its way (or lost), not what has
+// arrived, so its memory follows the backlog, not the length of the run.
+type ledger struct {
+	next feedtest.Publisher
+	// idle is how long a match with nothing outstanding is remembered after its last
+	// message: past the simulator's history, no replay can bring one of its messages again.
+	idle time.Duration
+
+	mu         sync.Mutex
+	matches    map[feed.URN]*matchLedger
+	pending    int // messages sent and not yet received, over all matches
+	seen       int // matches seen
+	duplicates int // messages received again (a replay of one already received, or its live copy after the replay)
+	reordered  int // live messages that arrived before a live message sent earlier
+	received   int // messages struck off
+	progress   chan struct{}
+}
+
+// matchLedger is one match's account: what was sent and has not arrived yet, oldest first,
+// and where the live stream has got to.
+type matchLedger struct {
+	outstanding []entry
+	nextSeq     uint64
+	lastLive    uint64 // seq of the newest live message received; 0 before the first
+	lastActive  time.Time
+}
+
+// entry is a message sent and not yet received, known by what the feed put in it.
+type entry struct {
+	typ feed.MessageType
+	ts  int64 // milliseconds, as the feed stamps
+	seq uint64
+}
+
+func newLedger(next feedtest.Publisher, idle time.Duration) *ledger {
+	return &ledger{next: next, idle: idle, matches: map[feed.URN]*matchLedger{}, progress: make(chan struct{}, 1)}
+}
+
+// Publish notes an event message of the live stream as sent, then publishes it; a
+// publish that fails takes the note back. Replays and system messages pass through: a
+// replay is a copy of a message already noted.
+func (l *ledger) Publish(ctx context.Context, key string, body []byte) error {
+	rk, err := feed.ParseRoutingKey(key)
+	if err != nil || rk.Type.IsSystem() {
+		return l.next.Publish(ctx, key, body)
+	}
+	m, err := feed.Decode(rk.Type, body)
+	if err != nil || m.MessageHeader().RequestID != 0 {
+		return l.next.Publish(ctx, key, body)
+	}
+	seq := l.sent(rk.Event, rk.Type, m.MessageHeader().Timestamp)
+	if err := l.next.Publish(ctx, key, body); err != nil {
+		l.unsent(rk.Event, seq)
+		return err
+	}
+	return nil
+}
+
+func (l *ledger) sent(event feed.URN, typ feed.MessageType, ts time.Time) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ml := l.matches[event]
+	if ml == nil {
+		ml = &matchLedger{}
+		l.matches[event] = ml
+		l.seen++
+	}
+	ml.nextSeq++
+	ml.outstanding = append(ml.outstanding, entry{typ, ts.UnixMilli(), ml.nextSeq})
+	ml.lastActive = time.Now()
+	l.pending++
+	return ml.nextSeq
+}
+
+func (l *ledger) unsent(event feed.URN, seq uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ml := l.matches[event]
+	if i := slices.IndexFunc(ml.outstanding, func(e entry) bool { return e.seq == seq }); i >= 0 {
+		ml.outstanding = slices.Delete(ml.outstanding, i, i+1)
+		l.pending--
+	}
+}
+
+// receive strikes a message off its match's account. A live message found there must
+// not have been sent before the last live message received; one not found arrived before
+// (live or in a replay) and counts as a duplicate.
+func (l *ledger) receive(m feed.Message, replay bool) {
+	h := m.MessageHeader()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ml := l.matches[h.Event]
+	i := -1
+	if ml != nil {
+		typ, ts := m.Type(), h.Timestamp.UnixMilli()
+		i = slices.IndexFunc(ml.outstanding, func(e entry) bool { return e.typ == typ && e.ts == ts })
+	}
+	if i < 0 {
+		l.duplicates++
+		return
+	}
+	e := ml.outstanding[i]
+	ml.outstanding = slices.Delete(ml.outstanding, i, i+1)
+	if len(ml.outstanding) == 0 {
+		ml.outstanding = nil // a match's backlog may have been long: let it go
+	}
+	if !replay {
+		if e.seq < ml.lastLive {
+			l.reordered++
+		}
+		ml.lastLive = max(ml.lastLive, e.seq)
+	}
+	ml.lastActive = time.Now()
+	l.pending--
+	l.received++
+	select {
+	case l.progress <- struct{}{}:
+	default:
+	}
+}
+
+// forgetIdle drops the matches with nothing outstanding that have been quiet for longer
+// than idle, so that matches that ended do not accumulate.
+func (l *ledger) forgetIdle(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for event, ml := range l.matches {
+		if len(ml.outstanding) == 0 && now.Sub(ml.lastActive) > l.idle {
+			delete(l.matches, event)
+		}
+	}
+}
+
+// wait returns once nothing is outstanding, or nothing has arrived for stall, or ctx ends.
+func (l *ledger) wait(ctx context.Context, stall time.Duration) {
+	t := time.NewTimer(stall)
+	defer t.Stop()
+	for l.outstanding() > 0 {
+		select {
+		case <-l.progress:
+			t.Reset(stall)
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// accounts is the ledger's verdict.
+type accounts struct {
+	sent, received, lost, duplicates, reordered, matches int
+}
+
+func (l *ledger) outstanding() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pending
+}
+
+func (l *ledger) accounts() accounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return accounts{sent: l.received + l.pending, received: l.received, lost: l.pending,
+		duplicates: l.duplicates, reordered: l.reordered, matches: l.seen}
+}
