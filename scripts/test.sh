@@ -33,8 +33,19 @@
 # Likewise a FEEDKIT_CHROMIUM already set (e.g. google-chrome) is kept, and
 # chromium is then not installed.
 #
-# Arguments: ./scripts/test.sh CMD ARGS... starts the services and runs CMD
-# with the variables above instead of the checks (a benchmark, one test).
+# Arguments:
+#   ./scripts/test.sh             the checks above
+#   ./scripts/test.sh stress      the tests on a machine made slow and busy: busy
+#                                 loops hog every CPU (FEEDKIT_STRESS_HOGS, default
+#                                 the number of CPUs) while go test -race runs the
+#                                 whole suite once, then the integration packages
+#                                 (those whose tests use internal/testenv or
+#                                 internal/pgtest)
+#                                 FEEDKIT_STRESS_COUNT times (default 3). No test may
+#                                 depend on the machine's speed: this is how we check.
+#   ./scripts/test.sh CMD ARGS... starts the services and runs CMD with the
+#                                 variables above instead of the checks (a
+#                                 benchmark, one test).
 #
 # Other knobs:
 #   FEEDKIT_FUZZTIME     how long each fuzz target runs (default 5s)
@@ -47,6 +58,13 @@ readonly STATICCHECK_VERSION=v0.8.2 # staticcheck 2026.2.2, built for Go 1.26
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 readonly START_SECONDS=$SECONDS
+
+MODE=checks
+if [[ ${1:-} == stress ]]; then
+	MODE=stress
+	shift
+	(($# == 0)) || { echo "test.sh: stress takes no arguments" >&2; exit 2; }
+fi
 
 section() {
 	printf '\n==> [%4ds] %s\n' "$((SECONDS - START_SECONDS))" "$*"
@@ -68,6 +86,7 @@ RMQ_CTL=""     # the generated rabbitmqctl wrapper
 PG_BIN=""      # the directory with initdb and pg_ctl
 PG_DATA=""     # set once our PostgreSQL may be running
 POLICY_RC_D="" # set while our temporary /usr/sbin/policy-rc.d exists
+HOG_PIDS=()    # the stress mode's busy loops
 
 # alive PID: is PID running? kill -0 alone is not enough: it succeeds on a
 # zombie, and our children stay zombies until we wait for them.
@@ -99,6 +118,10 @@ cleanup() {
 	trap - EXIT INT TERM
 	if [[ -n $POLICY_RC_D ]]; then
 		rm -f "$POLICY_RC_D"
+	fi
+	if ((${#HOG_PIDS[@]} > 0)); then
+		kill "${HOG_PIDS[@]}" 2>/dev/null
+		wait "${HOG_PIDS[@]}" 2>/dev/null
 	fi
 	if [[ -n $RMQ_PID || -n $EPMD_PID || -n $PG_DATA ]]; then
 		section "stopping test services"
@@ -433,6 +456,33 @@ echo "FEEDKIT_CHROMIUM=${FEEDKIT_CHROMIUM:-(unset)}"
 if (($# > 0)); then
 	section "$*"
 	"$@"
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# Stress: the tests with every CPU busy
+# ---------------------------------------------------------------------------
+
+if [[ $MODE == stress ]]; then
+	hogs=${FEEDKIT_STRESS_HOGS:-$(nproc)}
+	count=${FEEDKIT_STRESS_COUNT:-3}
+	section "starting $hogs busy loops"
+	for ((i = 0; i < hogs; i++)); do
+		bash -c 'while :; do :; done' &
+		HOG_PIDS+=($!)
+	done
+	echo "busy loops: ${HOG_PIDS[*]}"
+
+	section "go test -race -count=1 ./... (beside $hogs busy loops)"
+	go test -race -count=1 ./...
+
+	# The packages whose tests reach RabbitMQ or PostgreSQL, where timing is least ours.
+	integration=$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+		awk '/feedkit\/internal\/(testenv|pgtest)( |$)/ { print $1 }')
+	section "go test -race -count=$count on the integration packages (beside $hogs busy loops)"
+	echo "$integration"
+	# shellcheck disable=SC2086 # one package per word
+	go test -race -count="$count" $integration
 	exit 0
 fi
 
