@@ -71,7 +71,8 @@ type Config struct {
 	Actors    map[string]ActorPrefs
 	Processes map[string]ProcessPrefs
 	// ScanInterval is how often Run looks for entities past their recovery time; 0 means
-	// DefaultScanInterval. ScanBatch bounds each read; 0 means DefaultScanBatch.
+	// DefaultScanInterval. ScanBatch bounds each read, a page of the store's, so it is at
+	// most MaxLimit; 0 means DefaultScanBatch.
 	ScanInterval time.Duration
 	ScanBatch    int
 	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
@@ -115,8 +116,8 @@ func (c *Config) check() error {
 	switch {
 	case c.ScanInterval < 0:
 		return fmt.Errorf("workflow: Config.ScanInterval %v must not be negative", c.ScanInterval)
-	case c.ScanBatch < 0:
-		return fmt.Errorf("workflow: Config.ScanBatch %d must not be negative", c.ScanBatch)
+	case c.ScanBatch < 0 || c.ScanBatch > MaxLimit:
+		return fmt.Errorf("workflow: Config.ScanBatch %d must be from 0 to %d (0 means %d): it is the page size of the scans", c.ScanBatch, MaxLimit, DefaultScanBatch)
 	}
 	return nil
 }

@@ -25,7 +25,8 @@ func TestBadConfigAndRequestsNameTheField(t *testing.T) {
 		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{Initial: time.Minute, Max: time.Second}}}}, `Config.Actors["pay"].Retry`},
 		{workflow.Config{Store: store, Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: -1}}}, `Config.Processes["order"]`},
 		{workflow.Config{Store: store, ScanInterval: -1}, "Config.ScanInterval"},
-		{workflow.Config{Store: store, ScanBatch: -1}, "Config.ScanBatch"},
+		{workflow.Config{Store: store, ScanBatch: -1}, "Config.ScanBatch -1"},
+		{workflow.Config{Store: store, ScanBatch: workflow.MaxLimit + 1}, "Config.ScanBatch 1001"},
 	}
 	for _, c := range cases {
 		_, err := workflow.New(c.cfg)

@@ -54,7 +54,10 @@
 // # Operator tools
 //
 // Search selects processes by type, state, custom id, actor type and start time, with a
-// count and keyset pages. Restart runs a process again from its start or from one of its
+// count and keyset pages. A page size follows feedkit's one rule: Limit 0 means
+// DefaultLimit (100), 1 to MaxLimit (1000) is taken as given, and a negative size or
+// one above the maximum is refused with ErrInvalidLimit naming the field, never clamped;
+// nothing means "all" (the count comes with every page, and the jobs page through). Restart runs a process again from its start or from one of its
 // tasks, recording why: the current run's unfinished tasks are failed first and the run
 // number goes up, so no decision of the old run reaches the new one. Abort stops a
 // process. A mass recovery Job (StartJob, StepJob, RunJobs) checks and repairs the

@@ -13,6 +13,10 @@ func (s *MemoryStore) SearchProcesses(ctx context.Context, q Query) ([]Process, 
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
+	limit, err := ResolveLimit("Query.Limit", q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var all []Process
@@ -32,8 +36,8 @@ func (s *MemoryStore) SearchProcesses(ctx context.Context, q Query) ([]Process, 
 		}
 		all = all[i:]
 	}
-	if q.Limit > 0 && len(all) > q.Limit {
-		all = all[:q.Limit]
+	if len(all) > limit {
+		all = all[:limit]
 	}
 	out := make([]Process, len(all))
 	for i, p := range all {

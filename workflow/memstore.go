@@ -307,6 +307,10 @@ func (s *MemoryStore) DueTasks(ctx context.Context, now time.Time, limit int) ([
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	items := s.dueTasks.upTo(now.Round(0), limit)
@@ -323,6 +327,10 @@ func (s *MemoryStore) DueGraphs(ctx context.Context, now time.Time, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	items := s.dueGraphs.upTo(now.Round(0), limit)
@@ -337,6 +345,10 @@ func (s *MemoryStore) DueGraphs(ctx context.Context, now time.Time, limit int) (
 // after now, by (RecoveryTime, ID), whatever their state. They stay due until updated.
 func (s *MemoryStore) DueProcesses(ctx context.Context, now time.Time, limit int) ([]Process, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -139,8 +139,11 @@ type Query struct {
 	ActorType string
 	// StartedFrom (inclusive) and StartedTo (exclusive) bound the start time.
 	StartedFrom, StartedTo time.Time
-	// Limit is the page size (0: all); After continues a search after that process, in
-	// the order of the results: StartedAt, then ID, ascending.
+	// Limit is the page size: 0 means DefaultLimit (100), from 1 to MaxLimit (1000) is
+	// taken as given, and any other is refused with ErrInvalidLimit. There is no "all":
+	// the total comes with every page, and a caller that needs every process pages
+	// through. After continues a search after that process, in the order of the
+	// results: StartedAt, then ID, ascending.
 	Limit int
 	After *Cursor
 }

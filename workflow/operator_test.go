@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,6 +65,52 @@ func TestSearch(t *testing.T) {
 	ps, _, err = r.e.Search(ctx, workflow.Query{States: []workflow.ProcessState{workflow.ProcessRunning}, Types: []string{"refund"}})
 	require.NoError(t, err)
 	assert.Len(t, ps, 2)
+}
+
+// Search takes a page size by the kit's one rule: 0 is a page of DefaultLimit with the
+// total of all, a negative size or one above MaxLimit is refused naming Query.Limit;
+// a mass recovery job still covers every process, however many pages they fill.
+func TestSearchPageLimits(t *testing.T) {
+	r := newRig(t, workflow.Config{})
+	ctx := t.Context()
+	const n = workflow.DefaultLimit + 5
+	for range n {
+		r.start()
+	}
+	ps, total, err := r.e.Search(ctx, workflow.Query{})
+	require.NoError(t, err)
+	assert.Equal(t, workflow.DefaultLimit, len(ps))
+	assert.Equal(t, n, total)
+	for _, bad := range []int{-1, workflow.MaxLimit + 1} {
+		_, _, err := r.e.Search(ctx, workflow.Query{Limit: bad})
+		assert.ErrorIs(t, err, workflow.ErrInvalidLimit)
+		assert.ErrorContains(t, err, fmt.Sprintf("Query.Limit %d", bad))
+	}
+	job, err := r.e.StartJob(ctx, workflow.Query{}, nil, 0)
+	require.NoError(t, err)
+	assert.Equal(t, n, job.Total)
+	for range 10 {
+		if job, err = r.e.StepJob(ctx, job.ID); err != nil || job.State == workflow.JobDone {
+			break
+		}
+	}
+	require.NoError(t, err)
+	assert.Equal(t, workflow.JobDone, job.State)
+	assert.Equal(t, n, job.Done, "every process checked, over two pages")
+}
+
+// A recovery pass at the largest batch goes on past an entity it failed to repair: the
+// batch it reads next (one more, to step over the failed one) stays within MaxLimit.
+func TestRecoverDueAtTheMaximumBatchStepsOverAFailure(t *testing.T) {
+	r := newRig(t, workflow.Config{ScanBatch: workflow.MaxLimit,
+		Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute}}})
+	r.start()
+	r.start()
+	r.clk.Advance(time.Minute)
+	r.store.failNext("UpdateGraph", 1) // the first graph's check fails
+	rep, err := r.e.RecoverDue(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Graphs, "both graphs looked at")
 }
 
 func idsOf(ps []workflow.Process) []string {

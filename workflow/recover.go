@@ -52,11 +52,13 @@ func (e *Engine) RecoverDue(ctx context.Context) (Report, error) {
 
 // scan reads due entities batch after batch and handles each. Handling pushes an
 // entity's recovery time past now, so the next batch holds others; an entity whose
-// handling failed is skipped for the rest of this pass.
+// handling failed is skipped for the rest of this pass (a read asks for as many more).
+// A read is a page of at most MaxLimit: when the failures fill it, the pass ends, and
+// the rest waits for the next.
 func scan[T any](ctx context.Context, batch int, due func(n int) ([]T, error), handle func(T) (bool, error), repaired *int) error {
 	failed := 0
-	for {
-		items, err := due(batch + failed)
+	for failed < MaxLimit {
+		items, err := due(min(batch+failed, MaxLimit))
 		if err != nil {
 			return err
 		}
@@ -78,6 +80,7 @@ func scan[T any](ctx context.Context, batch int, due func(n int) ([]T, error), h
 			}
 		}
 	}
+	return nil
 }
 
 // recoverTask handles a task past its recovery time: a decision overdue is taken back

@@ -3,7 +3,10 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/pagesize"
 )
 
 // Errors of a Store, matched with errors.Is.
@@ -15,7 +18,30 @@ var (
 	// ErrConflict: the entity changed since it was read (its version moved); read it
 	// again and decide again.
 	ErrConflict = errors.New("workflow: changed concurrently")
+	// ErrInvalidLimit: a page size (Query.Limit, the limit of a Due method) below 0 or
+	// above MaxLimit.
+	ErrInvalidLimit = pagesize.ErrInvalid
 )
+
+// The page sizes, the same across feedkit: a Limit of 0 means DefaultLimit, one from 1
+// to MaxLimit is taken as given, and any other is refused with ErrInvalidLimit. None
+// means "all": a caller that needs everything pages through (a count comes with every
+// page of SearchProcesses).
+const (
+	DefaultLimit = pagesize.Default
+	MaxLimit     = pagesize.Max
+)
+
+// ResolveLimit returns the page size limit stands for (DefaultLimit for 0), or an error
+// wrapping ErrInvalidLimit that names field (e.g. "Query.Limit") and the value: the rule
+// every Store applies to SearchProcesses and the Due methods.
+func ResolveLimit(field string, limit int) (int, error) {
+	n, err := pagesize.Resolve(field, limit)
+	if err != nil {
+		return 0, fmt.Errorf("workflow: %w", err)
+	}
+	return n, nil
+}
 
 // Store keeps processes, tasks and graphs. Every change is one conditional write: an
 // update carries the version it read, succeeds only if the stored entity still has it,
@@ -76,13 +102,15 @@ type Store interface {
 	// DueTasks, DueGraphs and DueProcesses return up to limit entities whose non-zero
 	// RecoveryTime is not after now, earliest first (ties by ID), whatever their state:
 	// the recovery service's scans, on an index of RecoveryTime. They change nothing; the
-	// caller's update moves an entity's RecoveryTime on.
+	// caller's update moves an entity's RecoveryTime on. limit follows the page-size rule
+	// (ResolveLimit): 0 means DefaultLimit; below 0 or above MaxLimit is refused.
 	DueTasks(ctx context.Context, now time.Time, limit int) ([]Task, error)
 	DueGraphs(ctx context.Context, now time.Time, limit int) ([]Graph, error)
 	DueProcesses(ctx context.Context, now time.Time, limit int) ([]Process, error)
 
 	// SearchProcesses returns the processes q selects, by StartedAt then ID, at most
 	// q.Limit after q.After, and how many q selects in all (ignoring Limit and After).
+	// q.Limit follows the page-size rule (ResolveLimit), as the Due methods' limit does.
 	SearchProcesses(ctx context.Context, q Query) (ps []Process, total int, err error)
 
 	// CreateJob saves a new mass recovery job (ErrExists if its id is taken).

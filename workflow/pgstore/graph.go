@@ -77,8 +77,9 @@ func (s *Store) DueGraphs(ctx context.Context, now time.Time, limit int) ([]work
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: due graphs: %w", err)
 	}
-	if limit <= 0 {
-		return nil, nil
+	limit, err := workflow.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: due graphs: %w", err)
 	}
 	rows, _ := s.pool.Query(ctx, s.sql.dueGraphs, in(now), limit)
 	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Graph, error) { return scanGraph(r) })

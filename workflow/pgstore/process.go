@@ -86,8 +86,9 @@ func (s *Store) DueProcesses(ctx context.Context, now time.Time, limit int) ([]w
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: due processes: %w", err)
 	}
-	if limit <= 0 {
-		return nil, nil
+	limit, err := workflow.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: due processes: %w", err)
 	}
 	rows, _ := s.pool.Query(ctx, s.sql.dueProcesses, in(now), limit)
 	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Process, error) { return scanProcess(r) })
@@ -103,6 +104,10 @@ func (s *Store) DueProcesses(ctx context.Context, now time.Time, limit int) ([]w
 // the tasks' process_id index.
 func (s *Store) SearchProcesses(ctx context.Context, q workflow.Query) ([]workflow.Process, int, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("pgstore: search processes: %w", err)
+	}
+	limit, err := workflow.ResolveLimit("Query.Limit", q.Limit)
+	if err != nil {
 		return nil, 0, fmt.Errorf("pgstore: search processes: %w", err)
 	}
 	var (
@@ -149,10 +154,7 @@ func (s *Store) SearchProcesses(ctx context.Context, q workflow.Query) ([]workfl
 	if len(page) > 0 {
 		pageSQL += " WHERE " + strings.Join(page, " AND ")
 	}
-	pageSQL += " ORDER BY p.started_at, p.id"
-	if q.Limit > 0 {
-		pageSQL += " LIMIT " + arg(q.Limit)
-	}
+	pageSQL += " ORDER BY p.started_at, p.id LIMIT " + arg(limit)
 
 	b := &pgx.Batch{}
 	b.Queue(pageSQL, args...)

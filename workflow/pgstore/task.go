@@ -152,8 +152,9 @@ func (s *Store) DueTasks(ctx context.Context, now time.Time, limit int) ([]workf
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: due tasks: %w", err)
 	}
-	if limit <= 0 {
-		return nil, nil
+	limit, err := workflow.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: due tasks: %w", err)
 	}
 	ts, err := collectTasks(s.pool.Query(ctx, s.sql.dueTasks, in(now), limit))
 	if err != nil {

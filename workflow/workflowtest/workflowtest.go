@@ -51,6 +51,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) workflow.Store) {
 	t.Run("Claim", func(t *testing.T) { testClaim(t, newStore) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceled(t, newStore) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, newStore) })
+	t.Run("Limits", func(t *testing.T) { testLimits(t, newStore) })
 	t.Run("Jobs", func(t *testing.T) { testJobs(t, newStore) })
 }
 
