@@ -46,9 +46,11 @@ type HandlerOptions struct {
 //	POST   /notifications/{id}/replay       make a dead notification pending again, due now; the notification after, 409 if it is not dead
 //	GET    /dead-letters?after=&limit=      {"dead_letters":[...],"next":"..."}: the refused readings, by id
 //
-// A list comes in pages of limit entries (100 unless given, at most 1000). While more
-// follow, the page has "next", to pass as after, or "next_cursor", to pass as cursor
-// with the same from and to; the last page has neither. from and to are RFC 3339 times
+// A list comes in pages of limit entries, by the page-size rule of every list (see
+// DefaultLimit): 100 when limit is left out or 0, from 1 to 1000 as given, and a
+// negative limit or one above 1000 is a 400, not cut down. While more follow, the page
+// has "next", to pass as after, or "next_cursor", to pass as cursor with the same from
+// and to; the last page has neither. from and to are RFC 3339 times
 // that bound a sensor's history to [from, to); either may be left out. A query
 // parameter a resource does not take is refused rather than ignored, so that a
 // misspelt one does not silently return the wrong page.

@@ -71,14 +71,15 @@ func (a *apiHandler) listSensors(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.store.ListSensors(r.Context(), after, limit+1)
+	list, more, err := apiPage(limit,
+		func(n int) ([]Sensor, error) { return a.store.ListSensors(r.Context(), after, n) },
+		func(last Sensor) ([]Sensor, error) { return a.store.ListSensors(r.Context(), last.ID, 1) })
 	if err != nil {
 		return err
 	}
-	body := apiSensorsJSON{}
-	var more bool
-	if body.Sensors, more = apiTrim(list, limit); more {
-		body.Next = string(body.Sensors[limit-1].ID)
+	body := apiSensorsJSON{Sensors: list}
+	if more {
+		body.Next = string(list[len(list)-1].ID)
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
@@ -219,58 +220,65 @@ func (a *apiHandler) unlink(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiHistoryRequest returns the sensor, the range and the page size of
-// /sensors/{id}/readings and /sensors/{id}/notifications. The range asks for one entry
-// more than the page holds (see apiTrim).
-func apiHistoryRequest(r *http.Request) (SensorID, Range, int, error) {
+// apiHistoryRequest returns the sensor and the range, with its page size, of
+// /sensors/{id}/readings and /sensors/{id}/notifications.
+func apiHistoryRequest(r *http.Request) (SensorID, Range, error) {
 	id, err := apiSensorID(r)
 	if err != nil {
-		return "", Range{}, 0, err
+		return "", Range{}, err
 	}
 	q, err := apiQuery(r, "from", "to", "limit", "cursor")
 	if err != nil {
-		return "", Range{}, 0, err
+		return "", Range{}, err
 	}
 	rg, err := apiRange(q)
 	if err != nil {
-		return "", Range{}, 0, err
+		return "", Range{}, err
 	}
-	limit := rg.Limit
-	rg.Limit++
-	return id, rg, limit, nil
+	return id, rg, nil
+}
+
+// apiHistoryPage fetches the page of rg (a sensor's readings or notifications, by
+// fetch) and whether another follows (see apiPage).
+func apiHistoryPage[T any](rg Range, fetch func(Range) ([]T, error), cursor func(T) Cursor) ([]T, bool, error) {
+	return apiPage(rg.Limit,
+		func(n int) ([]T, error) { r := rg; r.Limit = n; return fetch(r) },
+		func(last T) ([]T, error) { r := rg; r.After, r.Limit = cursor(last), 1; return fetch(r) })
 }
 
 func (a *apiHandler) readings(w http.ResponseWriter, r *http.Request) error {
-	id, rg, limit, err := apiHistoryRequest(r)
+	id, rg, err := apiHistoryRequest(r)
 	if err != nil {
 		return err
 	}
-	list, err := a.store.Readings(r.Context(), id, rg)
+	list, more, err := apiHistoryPage(rg,
+		func(rg Range) ([]StoredReading, error) { return a.store.Readings(r.Context(), id, rg) },
+		func(x StoredReading) Cursor { return Cursor{At: x.At, ID: x.ID} })
 	if err != nil {
 		return err
 	}
-	var body apiReadingsJSON
-	var more bool
-	if body.Readings, more = apiTrim(list, limit); more {
-		last := body.Readings[len(body.Readings)-1]
+	body := apiReadingsJSON{Readings: list}
+	if more {
+		last := list[len(list)-1]
 		body.NextCursor = apiEncodeCursor(last.At, last.ID)
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *apiHandler) sensorNotifications(w http.ResponseWriter, r *http.Request) error {
-	id, rg, limit, err := apiHistoryRequest(r)
+	id, rg, err := apiHistoryRequest(r)
 	if err != nil {
 		return err
 	}
-	list, err := a.store.Notifications(r.Context(), id, rg)
+	list, more, err := apiHistoryPage(rg,
+		func(rg Range) ([]Notification, error) { return a.store.Notifications(r.Context(), id, rg) },
+		func(n Notification) Cursor { return Cursor{At: n.At, ID: int64(n.ID)} })
 	if err != nil {
 		return err
 	}
-	var body apiNotificationsJSON
-	var more bool
-	if body.Notifications, more = apiTrim(list, limit); more {
-		last := body.Notifications[len(body.Notifications)-1]
+	body := apiNotificationsJSON{Notifications: list}
+	if more {
+		last := list[len(list)-1]
 		body.NextCursor = apiEncodeCursor(last.At, int64(last.ID))
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
@@ -298,14 +306,15 @@ func (a *apiHandler) listClients(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.store.ListClients(r.Context(), ClientID(after), limit+1)
+	list, more, err := apiPage(limit,
+		func(n int) ([]Client, error) { return a.store.ListClients(r.Context(), ClientID(after), n) },
+		func(last Client) ([]Client, error) { return a.store.ListClients(r.Context(), last.ID, 1) })
 	if err != nil {
 		return err
 	}
-	var body apiClientsJSON
-	var more bool
-	if body.Clients, more = apiTrim(list, limit); more {
-		body.Next = strconv.FormatInt(int64(body.Clients[limit-1].ID), 10)
+	body := apiClientsJSON{Clients: list}
+	if more {
+		body.Next = strconv.FormatInt(int64(list[len(list)-1].ID), 10)
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
@@ -390,14 +399,19 @@ func (a *apiHandler) deadNotifications(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	list, err := a.store.DeadNotifications(r.Context(), NotificationID(after), limit+1)
+	list, more, err := apiPage(limit,
+		func(n int) ([]Notification, error) {
+			return a.store.DeadNotifications(r.Context(), NotificationID(after), n)
+		},
+		func(last Notification) ([]Notification, error) {
+			return a.store.DeadNotifications(r.Context(), last.ID, 1)
+		})
 	if err != nil {
 		return err
 	}
-	var body apiNotificationsJSON
-	var more bool
-	if body.Notifications, more = apiTrim(list, limit); more {
-		body.Next = strconv.FormatInt(int64(body.Notifications[limit-1].ID), 10)
+	body := apiNotificationsJSON{Notifications: list}
+	if more {
+		body.Next = strconv.FormatInt(int64(list[len(list)-1].ID), 10)
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }
@@ -439,14 +453,15 @@ func (a *apiHandler) deadLetters(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.store.DeadLetters(r.Context(), after, limit+1)
+	list, more, err := apiPage(limit,
+		func(n int) ([]DeadLetter, error) { return a.store.DeadLetters(r.Context(), after, n) },
+		func(last DeadLetter) ([]DeadLetter, error) { return a.store.DeadLetters(r.Context(), last.ID, 1) })
 	if err != nil {
 		return err
 	}
-	var body apiDeadLettersJSON
-	var more bool
-	if body.DeadLetters, more = apiTrim(list, limit); more {
-		body.Next = strconv.FormatInt(body.DeadLetters[limit-1].ID, 10)
+	body := apiDeadLettersJSON{DeadLetters: list}
+	if more {
+		body.Next = strconv.FormatInt(list[len(list)-1].ID, 10)
 	}
 	return jsonapi.WriteJSON(w, http.StatusOK, body)
 }

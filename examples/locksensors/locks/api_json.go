@@ -2,6 +2,7 @@ package locks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -15,12 +16,6 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
-)
-
-// The page sizes of the lists.
-const (
-	apiDefaultLimit = 100
-	apiMaxLimit     = 1000
 )
 
 // apiMaxValue bounds a value echoed back in an error: the field may be 64 KiB long.
@@ -104,15 +99,16 @@ func apiQuery(r *http.Request, known ...string) (url.Values, error) {
 	return q, nil
 }
 
-// apiLimit returns the page size the query asks for.
+// apiLimit returns the page size the query asks for, by the rule of every page size
+// (ResolveLimit): left out, or 0, is DefaultLimit.
 func apiLimit(q url.Values) (int, error) {
 	s := q.Get("limit")
-	if s == "" {
-		return apiDefaultLimit, nil
+	n, err := strconv.Atoi(cmp.Or(s, "0"))
+	if err == nil {
+		n, err = ResolveLimit("limit", n)
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > apiMaxLimit {
-		return 0, apiBadField("limit", s, fmt.Sprintf("must be a whole number from 1 to %d", apiMaxLimit))
+	if err != nil {
+		return 0, apiBadField("limit", s, fmt.Sprintf("must be a whole number from 1 to %d, or 0 for %d", MaxLimit, DefaultLimit))
 	}
 	return n, nil
 }
@@ -201,17 +197,35 @@ func apiDecodeCursor(s string) (Cursor, error) {
 	return c, nil
 }
 
-// apiTrim cuts a page fetched with one entry more than limit back to limit, and reports
-// whether that entry was there: whether another page follows. The lookahead spares a
-// client the empty page it would otherwise fetch after a full last one.
-func apiTrim[T any](items []T, limit int) ([]T, bool) {
-	if len(items) > limit {
-		return items[:limit], true
+// apiPage fetches a page of limit entries with fetch and reports whether another page
+// follows. It asks for one entry more than the page holds, a lookahead that spares a
+// client the empty page it would otherwise fetch after a full last one; at MaxLimit,
+// beyond which a Store refuses a page, a full page is followed by a read of the one
+// entry after its last (next) instead.
+func apiPage[T any](limit int, fetch func(n int) ([]T, error), next func(last T) ([]T, error)) ([]T, bool, error) {
+	n := limit
+	if n < MaxLimit {
+		n++
+	}
+	items, err := fetch(n)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(items) > limit
+	if more {
+		items = items[:limit]
 	}
 	if items == nil {
 		items = []T{} // [], not null
 	}
-	return items, false
+	if n == limit && len(items) == limit {
+		after, err := next(items[limit-1])
+		if err != nil {
+			return nil, false, err
+		}
+		more = len(after) > 0
+	}
+	return items, more, nil
 }
 
 // apiSensorID returns the sensor id of the request's path.

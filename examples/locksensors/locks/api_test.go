@@ -366,6 +366,47 @@ func TestAPIListsSensorsInPages(t *testing.T) {
 	assert.Equal(t, want[4:], apiDecode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors?after=Z", ""), http.StatusOK).Sensors)
 }
 
+// The page-size rule of the kit: no limit, or 0, is a page of DefaultLimit; up to
+// MaxLimit is taken as given, and a full page of the maximum still tells whether more
+// follow (by id and by cursor); beyond it, or below 0, is a 400 (TestAPIBadRequests).
+func TestAPIPageLimits(t *testing.T) {
+	f := newAPIFixture(t)
+	var ids []locks.SensorID
+	for i := range locks.MaxLimit + 1 {
+		ids = append(ids, f.sensor(fmt.Sprintf("s%04d", i)).ID)
+	}
+	for _, target := range []string{"/sensors", "/sensors?limit=0"} {
+		p := apiDecode[apiSensorsPage](t, f.do(http.MethodGet, target, ""), http.StatusOK)
+		assert.Equal(t, locks.DefaultLimit, len(p.Sensors), target)
+		assert.Equal(t, string(ids[locks.DefaultLimit-1]), p.Next, target)
+	}
+	pages := apiPages(f, fmt.Sprintf("/sensors?limit=%d", locks.MaxLimit), "after", func(p apiSensorsPage) string { return p.Next })
+	require.Len(t, pages, 2, "a full page of the maximum, and the one sensor after it")
+	assert.Equal(t, locks.MaxLimit, len(pages[0].Sensors))
+	assert.Equal(t, string(ids[locks.MaxLimit-1]), pages[0].Next)
+	assert.Equal(t, []locks.Sensor{{ID: ids[locks.MaxLimit], Address: "Moscow, Svobody st. 23, room " + string(ids[locks.MaxLimit])}}, pages[1].Sensors)
+
+	require.NoError(t, f.store.DeleteSensor(t.Context(), ids[locks.MaxLimit]))
+	p := apiDecode[apiSensorsPage](t, f.do(http.MethodGet, fmt.Sprintf("/sensors?limit=%d", locks.MaxLimit), ""), http.StatusOK)
+	assert.Equal(t, locks.MaxLimit, len(p.Sensors))
+	assert.Empty(t, p.Next, "a page of the maximum that ends the list has no next")
+
+	// By cursor: a sensor's readings.
+	ats := make([]time.Time, locks.MaxLimit+1)
+	for i := range ats {
+		ats[i] = apiEpoch.Add(time.Duration(i) * time.Second)
+	}
+	f.read("s0000", ats...)
+	rp := apiDecode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s0000/readings?limit=0", ""), http.StatusOK)
+	assert.Equal(t, locks.DefaultLimit, len(rp.Readings))
+	assert.NotEmpty(t, rp.NextCursor)
+	rpages := apiPages(f, fmt.Sprintf("/sensors/s0000/readings?limit=%d", locks.MaxLimit), "cursor", func(p apiReadingsPage) string { return p.NextCursor })
+	require.Len(t, rpages, 2)
+	assert.Equal(t, locks.MaxLimit, len(rpages[0].Readings))
+	require.Len(t, rpages[1].Readings, 1)
+	assert.True(t, ats[locks.MaxLimit].Equal(rpages[1].Readings[0].At))
+}
+
 func TestAPIClientLifecycle(t *testing.T) {
 	f := newAPIFixture(t)
 
@@ -740,11 +781,12 @@ func TestAPIRefusesBadRequests(t *testing.T) {
 		{name: "sensor of a link", method: http.MethodPut, target: "/sensors/s_1/clients/1", field: "id", value: "s_1", problem: "only letters and digits"},
 		{name: "notification id", method: http.MethodGet, target: "/notifications/x", field: "id", value: "x", problem: "whole number from 1"},
 		{name: "replayed notification id", method: http.MethodPost, target: "/notifications/0/replay", field: "id", value: "0", problem: "whole number from 1"},
-		{name: "limit 0", method: http.MethodGet, target: "/sensors?limit=0", field: "limit", value: "0", problem: "from 1 to 1000"},
 		{name: "limit 1001", method: http.MethodGet, target: "/clients?limit=1001", field: "limit", value: "1001", problem: "from 1 to 1000"},
 		{name: "limit not a number", method: http.MethodGet, target: "/dead-letters?limit=ten", field: "limit", value: "ten", problem: "from 1 to 1000"},
 		{name: "negative limit", method: http.MethodGet, target: "/notifications/dead?limit=-5", field: "limit", value: "-5", problem: "from 1 to 1000"},
 		{name: "readings limit", method: http.MethodGet, target: "/sensors/s1/readings?limit=2000", field: "limit", value: "2000", problem: "from 1 to 1000"},
+		{name: "negative notifications limit", method: http.MethodGet, target: "/sensors/s1/notifications?limit=-1", field: "limit", value: "-1", problem: "or 0 for 100"},
+		{name: "sensors limit 1001", method: http.MethodGet, target: "/sensors?limit=1001", field: "limit", value: "1001", problem: "or 0 for 100"},
 		{name: "sensors after", method: http.MethodGet, target: "/sensors?after=bad!", field: "after", value: "bad!", problem: "sensor id"},
 		{name: "clients after", method: http.MethodGet, target: "/clients?after=x", field: "after", value: "x", problem: `"next" of the previous page`},
 		{name: "dead notifications after", method: http.MethodGet, target: "/notifications/dead?after=-1", field: "after", value: "-1", problem: `"next" of the previous page`},

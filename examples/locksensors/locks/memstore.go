@@ -113,6 +113,10 @@ func (m *MemoryStore) DeleteSensor(ctx context.Context, id SensorID) error {
 
 // ListSensors implements Registry.
 func (m *MemoryStore) ListSensors(ctx context.Context, after SensorID, limit int) ([]Sensor, error) {
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Sensor
@@ -171,6 +175,10 @@ func (m *MemoryStore) DeleteClient(ctx context.Context, id ClientID) error {
 
 // ListClients implements Registry.
 func (m *MemoryStore) ListClients(ctx context.Context, after ClientID, limit int) ([]Client, error) {
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Client
@@ -360,6 +368,10 @@ func inRange(r Range, at time.Time, id int64) bool {
 
 // Readings implements History.
 func (m *MemoryStore) Readings(ctx context.Context, sensor SensorID, r Range) ([]StoredReading, error) {
+	var err error
+	if r.Limit, err = ResolveLimit("Range.Limit", r.Limit); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sensors[sensor]
@@ -380,6 +392,10 @@ func (m *MemoryStore) Readings(ctx context.Context, sensor SensorID, r Range) ([
 
 // Notifications implements History.
 func (m *MemoryStore) Notifications(ctx context.Context, sensor SensorID, r Range) ([]Notification, error) {
+	var err error
+	if r.Limit, err = ResolveLimit("Range.Limit", r.Limit); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sensors[sensor]
@@ -396,8 +412,8 @@ func (m *MemoryStore) Notifications(ctx context.Context, sensor SensorID, r Rang
 	slices.SortFunc(all, func(a, b Notification) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID))
 	})
-	if len(all) > max(r.Limit, 0) {
-		all = all[:max(r.Limit, 0)]
+	if len(all) > r.Limit {
+		all = all[:r.Limit]
 	}
 	if all == nil {
 		all = []Notification{}
@@ -423,6 +439,10 @@ func (m *MemoryStore) Notification(ctx context.Context, id NotificationID) (Noti
 
 // DeadNotifications implements History.
 func (m *MemoryStore) DeadNotifications(ctx context.Context, after NotificationID, limit int) ([]Notification, error) {
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := []Notification{}
@@ -438,6 +458,10 @@ func (m *MemoryStore) DeadNotifications(ctx context.Context, after NotificationI
 
 // DeadLetters implements History.
 func (m *MemoryStore) DeadLetters(ctx context.Context, after int64, limit int) ([]DeadLetter, error) {
+	limit, err := ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := []DeadLetter{}
@@ -453,6 +477,10 @@ func (m *MemoryStore) DeadLetters(ctx context.Context, after int64, limit int) (
 // Claim implements Outbox.
 func (m *MemoryStore) Claim(ctx context.Context, c ClaimRequest) ([]Delivery, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Limit, err = ResolveLimit("ClaimRequest.Limit", c.Limit); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()

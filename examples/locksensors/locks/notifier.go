@@ -170,7 +170,8 @@ func (n *Notifier) Run(ctx context.Context) error {
 	defer wg.Wait()
 	for {
 		mu.Lock()
-		free := n.cfg.Workers - inFlight
+		// A claim is a page: at most MaxLimit, however many workers are free.
+		free := min(n.cfg.Workers-inFlight, MaxLimit)
 		mu.Unlock()
 		got := 0
 		if free > 0 {

@@ -193,6 +193,17 @@ func TestNotifierCancelsForAnUnlinkedClient(t *testing.T) {
 	assert.Equal(t, 1, calls)
 }
 
+// A claim is a page of at most MaxLimit: a notifier with more workers than that claims
+// a page, and delivers, rather than have every claim refused.
+func TestNotifierWithMoreWorkersThanAPageClaimsAPage(t *testing.T) {
+	rig := newNotifierRig(t, locks.NotifierConfig{Workers: locks.MaxLimit + 500})
+	hook := newWebhook(t, 0)
+	registry(t, rig.store, []string{"door"}, hook.URL)
+	require.NoError(t, rig.in.HandleBatch(t.Context(), msgs(t0, reading("door", 1, t0.Add(-time.Second)))))
+	assert.Equal(t, locks.Delivered, rig.store.next(t).Status)
+	assert.Zero(t, rig.n.Stats().Errors)
+}
+
 func TestNotifiersShareAStoreWithoutDuplicates(t *testing.T) {
 	store := watchFinish(locks.NewMemoryStore(0))
 	clk := clock.NewFake(t0)

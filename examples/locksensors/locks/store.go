@@ -2,7 +2,10 @@ package locks
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/pagesize"
 )
 
 // Store keeps everything the service knows. Every method is safe for concurrent use,
@@ -59,7 +62,10 @@ type Registry interface {
 	UpdateSensor(ctx context.Context, s Sensor) error
 	// DeleteSensor forgets the sensor with its state, links, history and notifications.
 	DeleteSensor(ctx context.Context, id SensorID) error
-	// ListSensors returns up to limit sensors with ids after after, in byte order.
+	// ListSensors returns up to limit sensors with ids after after, in byte order. limit
+	// is a page size (0 means DefaultLimit; below 0 or above MaxLimit is refused with a
+	// *FieldError for "limit"), as are the limits of ListClients, DeadNotifications and
+	// DeadLetters.
 	ListSensors(ctx context.Context, after SensorID, limit int) ([]Sensor, error)
 
 	// CreateClient registers c and returns it with its new ID.
@@ -86,12 +92,37 @@ type Registry interface {
 	Current(ctx context.Context, id SensorID) (Current, error)
 }
 
+// The page sizes, the same across feedkit, of every list a caller pages through (the
+// limit of ListSensors, ListClients, DeadNotifications and DeadLetters, Range.Limit,
+// ClaimRequest.Limit, and the operator API's limit parameter): 0 means DefaultLimit, 1
+// to MaxLimit is taken as given, and a negative size or one above MaxLimit is refused
+// with a *FieldError naming the field, not clamped. There is no "all": a caller that
+// needs everything pages through.
+const (
+	DefaultLimit = pagesize.Default
+	MaxLimit     = pagesize.Max
+)
+
+// ResolveLimit returns the page size limit stands for (DefaultLimit for 0), or a
+// *FieldError naming field ("limit", "Range.Limit", "ClaimRequest.Limit") that says the
+// rule: what every Store does with a page size before it reads.
+func ResolveLimit(field string, limit int) (int, error) {
+	n, err := pagesize.Resolve(field, limit)
+	if err != nil {
+		return 0, &FieldError{Field: field, Problem: fmt.Sprintf("%d %s", limit, pagesize.Rule)}
+	}
+	return n, nil
+}
+
 // Range selects a page of a sensor's history: the entries whose time is in [From, To)
 // (a zero bound is open), ordered by (time, ID), after the cursor After, at most Limit.
 type Range struct {
 	From, To time.Time
 	After    Cursor
-	Limit    int
+	// Limit is the page size: 0 means DefaultLimit, 1 to MaxLimit is taken as given,
+	// and any other is refused with a *FieldError for "Range.Limit". The zero Range is
+	// the first page of DefaultLimit entries, not an empty one.
+	Limit int
 }
 
 // Cursor is the position after which a page starts: the time and ID of the last entry
@@ -153,7 +184,10 @@ type Outbox interface {
 
 // ClaimRequest says which notifications Claim takes and how it schedules their retries.
 type ClaimRequest struct {
-	Now         time.Time
+	Now time.Time
+	// Limit is how many Claim takes at most, a page size: 0 means DefaultLimit, 1 to
+	// MaxLimit is taken as given, and any other is refused with a *FieldError for
+	// "ClaimRequest.Limit".
 	Limit       int
 	MaxAttempts int
 	// RetryAfter returns how long after attempt n (1 for the first) starts the next

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) locks.Store) {
 		{"History", historyTests},
 		{"Outbox", outboxTests},
 		{"Concurrency", concurrencyTests},
+		{"Limits", limitTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -141,12 +142,30 @@ func (e *env) notify(now time.Time, changes ...locks.Change) []locks.Notificatio
 	return out
 }
 
-// notes returns all the notifications of the sensor, in (At, ID) order.
+// notes returns all the notifications of the sensor, in (At, ID) order, paging
+// through them: no page size means "all".
 func (e *env) notes(sensor locks.SensorID) []locks.Notification {
 	e.t.Helper()
-	ns, err := e.s.Notifications(e.ctx, sensor, locks.Range{Limit: 10_000})
-	require.NoError(e.t, err, "Notifications(%q)", sensor)
-	return normNotes(ns)
+	return normNotes(pageThrough(e, func(after locks.Cursor) ([]locks.Notification, error) {
+		return e.s.Notifications(e.ctx, sensor, locks.Range{After: after, Limit: locks.MaxLimit})
+	}, func(n locks.Notification) locks.Cursor { return locks.Cursor{At: n.At, ID: int64(n.ID)} }))
+}
+
+// pageThrough pages through a list with pages of locks.MaxLimit, each after the cursor
+// of the last entry of the one before, and returns all of it.
+func pageThrough[T, C any](e *env, page func(after C) ([]T, error), cursor func(T) C) []T {
+	e.t.Helper()
+	var all []T
+	var after C
+	for {
+		p, err := page(after)
+		require.NoError(e.t, err, "a page after %v", after)
+		all = append(all, p...)
+		if len(p) < locks.MaxLimit {
+			return all
+		}
+		after = cursor(p[len(p)-1])
+	}
 }
 
 // note returns one notification with its attempts.
@@ -165,10 +184,12 @@ func (e *env) readings(sensor locks.SensorID, r locks.Range) []locks.StoredReadi
 	return normReadings(rs)
 }
 
-// allReadings returns every reading of the sensor.
+// allReadings returns every reading of the sensor, paging through them.
 func (e *env) allReadings(sensor locks.SensorID) []locks.StoredReading {
 	e.t.Helper()
-	return e.readings(sensor, locks.Range{Limit: 10_000})
+	return normReadings(pageThrough(e, func(after locks.Cursor) ([]locks.StoredReading, error) {
+		return e.s.Readings(e.ctx, sensor, locks.Range{After: after, Limit: locks.MaxLimit})
+	}, func(r locks.StoredReading) locks.Cursor { return locks.Cursor{At: r.At, ID: r.ID} }))
 }
 
 // current returns the sensor's state.
@@ -179,20 +200,20 @@ func (e *env) current(id locks.SensorID) locks.Current {
 	return normCurrent(c)
 }
 
-// deadLetters returns every dead letter.
+// deadLetters returns every dead letter, paging through them.
 func (e *env) deadLetters() []locks.DeadLetter {
 	e.t.Helper()
-	ds, err := e.s.DeadLetters(e.ctx, 0, 10_000)
-	require.NoError(e.t, err)
-	return normLetters(ds)
+	return normLetters(pageThrough(e, func(after int64) ([]locks.DeadLetter, error) {
+		return e.s.DeadLetters(e.ctx, after, locks.MaxLimit)
+	}, func(d locks.DeadLetter) int64 { return d.ID }))
 }
 
-// deadNotes returns every dead notification.
+// deadNotes returns every dead notification, paging through them.
 func (e *env) deadNotes() []locks.Notification {
 	e.t.Helper()
-	ns, err := e.s.DeadNotifications(e.ctx, 0, 10_000)
-	require.NoError(e.t, err)
-	return normNotes(ns)
+	return normNotes(pageThrough(e, func(after locks.NotificationID) ([]locks.Notification, error) {
+		return e.s.DeadNotifications(e.ctx, after, locks.MaxLimit)
+	}, func(n locks.Notification) locks.NotificationID { return n.ID }))
 }
 
 // claim claims up to limit notifications at now, with up to 10 attempts spaced by

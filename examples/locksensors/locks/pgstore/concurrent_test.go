@@ -239,8 +239,9 @@ func TestIngestAndDeliver(t *testing.T) {
 	for _, id := range all {
 		c, err := stores[0].Current(ctx, id)
 		require.NoError(t, err)
-		ns, err := stores[0].Notifications(ctx, id, locks.Range{Limit: 10_000})
+		ns, err := stores[0].Notifications(ctx, id, locks.Range{Limit: locks.MaxLimit})
 		require.NoError(t, err)
+		require.Less(t, len(ns), locks.MaxLimit, "every notification of %s in one page", id)
 		require.NotEmpty(t, ns)
 		var last []locks.Notification
 		for _, n := range ns {

@@ -33,8 +33,8 @@ const (
 	deadLettersSQL       = `SELECT id, raw, reason, received_at FROM {dead_letters} WHERE id > $1 ORDER BY id LIMIT $2`
 )
 
-// page returns base (whose $1 is the sensor) with r's conditions, order and limit, and
-// the arguments. Only the conditions r sets are written, rather than each as
+// page returns base (whose $1 is the sensor) with r's conditions, order and limit (a
+// page size resolved already), and the arguments. Only the conditions r sets are written, rather than each as
 // "$n IS NULL OR ...", so that every variant has a plan of its own on the index.
 func page(base string, sensor locks.SensorID, r locks.Range) (string, []any) {
 	var b strings.Builder
@@ -60,13 +60,17 @@ func page(base string, sensor locks.SensorID, r locks.Range) (string, []any) {
 			b.WriteString(` AND (at, id) > (` + arg(a) + `, ` + arg(r.After.ID) + `)`)
 		}
 	}
-	b.WriteString(` ORDER BY at, id LIMIT ` + arg(max(r.Limit, 0)))
+	b.WriteString(` ORDER BY at, id LIMIT ` + arg(r.Limit))
 	return b.String(), args
 }
 
 // Readings implements locks.History: one round trip, which also tells an unknown
 // sensor from one without readings in r.
 func (s *Store) Readings(ctx context.Context, sensor locks.SensorID, r locks.Range) ([]locks.StoredReading, error) {
+	var err error
+	if r.Limit, err = locks.ResolveLimit("Range.Limit", r.Limit); err != nil {
+		return nil, err
+	}
 	sql, args := page(s.q.readings, sensor, r)
 	out := []locks.StoredReading{}
 	var exists bool
@@ -98,6 +102,10 @@ func (s *Store) Readings(ctx context.Context, sensor locks.SensorID, r locks.Ran
 // Notifications implements locks.History: the page and whether the sensor exists in
 // one round trip, the page's attempts in a second.
 func (s *Store) Notifications(ctx context.Context, sensor locks.SensorID, r locks.Range) ([]locks.Notification, error) {
+	var err error
+	if r.Limit, err = locks.ResolveLimit("Range.Limit", r.Limit); err != nil {
+		return nil, err
+	}
 	sql, args := page(s.q.notifications, sensor, r)
 	out := []locks.Notification{}
 	var exists bool
@@ -168,8 +176,12 @@ func (s *Store) Notification(ctx context.Context, id locks.NotificationID) (lock
 
 // DeadNotifications implements locks.History, on the partial index of the dead.
 func (s *Store) DeadNotifications(ctx context.Context, after locks.NotificationID, limit int) ([]locks.Notification, error) {
+	limit, err := locks.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	out := []locks.Notification{}
-	rows, err := s.pool.Query(ctx, s.q.deadNotifications, after, max(limit, 0))
+	rows, err := s.pool.Query(ctx, s.q.deadNotifications, after, limit)
 	if err != nil {
 		return nil, failed("dead notifications", err)
 	}
@@ -189,8 +201,12 @@ func (s *Store) DeadNotifications(ctx context.Context, after locks.NotificationI
 
 // DeadLetters implements locks.History.
 func (s *Store) DeadLetters(ctx context.Context, after int64, limit int) ([]locks.DeadLetter, error) {
+	limit, err := locks.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
+	}
 	out := []locks.DeadLetter{}
-	rows, err := s.pool.Query(ctx, s.q.deadLetters, after, max(limit, 0))
+	rows, err := s.pool.Query(ctx, s.q.deadLetters, after, limit)
 	if err != nil {
 		return nil, failed("dead letters", err)
 	}

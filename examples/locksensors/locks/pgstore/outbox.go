@@ -78,11 +78,12 @@ func (s *Store) Claim(ctx context.Context, c locks.ClaimRequest) ([]locks.Delive
 	if err := ctx.Err(); err != nil {
 		return nil, failed("claim", err)
 	}
-	if c.Limit <= 0 {
-		return nil, nil
+	var err error
+	if c.Limit, err = locks.ResolveLimit("ClaimRequest.Limit", c.Limit); err != nil {
+		return nil, err
 	}
 	var out []locks.Delivery
-	err := s.inTx(ctx, func(conn *pgx.Conn) error {
+	err = s.inTx(ctx, func(conn *pgx.Conn) error {
 		var err error
 		out, err = s.claim(ctx, conn, c)
 		return err

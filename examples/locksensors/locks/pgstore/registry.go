@@ -129,8 +129,9 @@ func (s *Store) DeleteSensor(ctx context.Context, id locks.SensorID) error {
 // ListSensors implements locks.Registry, in byte order of the ids (the column's
 // collation is "C").
 func (s *Store) ListSensors(ctx context.Context, after locks.SensorID, limit int) ([]locks.Sensor, error) {
-	if limit <= 0 {
-		return nil, nil
+	limit, err := locks.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q.listSensors, after, limit)
 	if err != nil {
@@ -196,8 +197,9 @@ func (s *Store) DeleteClient(ctx context.Context, id locks.ClientID) error {
 
 // ListClients implements locks.Registry.
 func (s *Store) ListClients(ctx context.Context, after locks.ClientID, limit int) ([]locks.Client, error) {
-	if limit <= 0 {
-		return nil, nil
+	limit, err := locks.ResolveLimit("limit", limit)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q.listClients, after, limit)
 	if err != nil {
