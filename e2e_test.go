@@ -18,6 +18,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/testenv"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -48,18 +49,10 @@ func rabbitLink(t *testing.T) feedLink {
 	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close(context.Background()) })
-	return feedLink{transport: tr, pub: wholeWrites{pub},
+	return feedLink{transport: tr, pub: pub,
 		drop:    func() { testenv.CloseAMQPConnections(t, "feedkit-e2e-sdk", "e2e outage") },
 		restore: func() {}, // the transport reconnects on its own
 		flush:   pub.Flush}
-}
-
-// wholeWrites lets a publish under way finish when the simulator stops: a write cut short
-// leaves the publisher's connection unusable, and the final flush would fail.
-type wholeWrites struct{ *rabbitmq.Publisher }
-
-func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error {
-	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
 }
 
 // The whole story, on the simulator: alives stop → the producer goes down; the connection
@@ -67,6 +60,10 @@ func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error
 // silence → the replay → a snapshot_complete with a wrong request id is ignored → the
 // right one → ProducerUp, deferred until every replayed message has been processed. What
 // the simulator sent equals what the listener received: nothing is lost across the outage.
+//
+// The feed and the SDK's recovery share one fake clock, moved by the test alone: alives
+// come when the test sends them and a silence lasts until the test advances the clock,
+// so a slow or busy machine can neither take the producer down early nor keep it up.
 func TestE2EOutageRecoveryOnTheEmbeddedBroker(t *testing.T) {
 	for _, threads := range []int{4, 0} {
 		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) { testOutageRecovery(t, embeddedLink(t), threads) })
@@ -77,27 +74,62 @@ func TestE2EOutageRecoveryOnRabbitMQ(t *testing.T) {
 	testOutageRecovery(t, rabbitLink(t), 4)
 }
 
+// e2eEpoch is when the end-to-end tests' fake clock starts.
+var e2eEpoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+const (
+	// e2eHeartbeatLimit is the producer's heartbeat limit, in fake time.
+	e2eHeartbeatLimit = time.Second
+	// e2eCheckInterval is the recovery manager's check interval, in fake time. Longer than
+	// the limit and than all the traffic a test publishes, so that a check runs only when
+	// the test advances the clock by it: once, when the alives have stopped.
+	e2eCheckInterval = 10 * time.Second
+)
+
 func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
+	clk := clock.NewFake(e2eEpoch)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	sim, err := feedtest.NewSimulator(link.pub, feedtest.SimulatorConfig{
-		Matches: 40, Rate: 400, Seed: 5, AliveInterval: 50 * time.Millisecond, Producers: []feed.Producer{lo}})
+		Matches: 40, Rate: feedtest.Unlimited, Seed: 5, Producers: []feed.Producer{lo}, Clock: clk})
 	require.NoError(t, err)
 	node := feed.Node(5)
+	// publish sends n event messages of the live stream, a millisecond of fake time apart,
+	// so that each has a timestamp of its own (identity relies on it).
+	publish := func(n int) {
+		t.Helper()
+		for range n {
+			clk.Advance(time.Millisecond)
+			require.NoError(t, sim.Publish(ctx, 1))
+		}
+	}
+	alive := func() {
+		t.Helper()
+		clk.Advance(time.Millisecond)
+		require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
+	}
 
 	// The recovery API, behind a door that first slips a snapshot_complete with a wrong
 	// request id onto the feed: it reaches the session before the replay does.
 	wrongSent := make(chan struct{}, 8)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: node}.String()
-		body := feedtest.Marshal(&feed.SnapshotComplete{Header: feed.Header{Producer: lo.ID, Timestamp: time.Now(), RequestID: 999_999}})
+		body := feedtest.Marshal(&feed.SnapshotComplete{Header: feed.Header{Producer: lo.ID, Timestamp: clk.Now(), RequestID: 999_999}})
 		if err := link.pub.Publish(r.Context(), key, body); err == nil {
 			wrongSent <- struct{}{}
 		}
 		sim.RecoveryHandler().ServeHTTP(w, r)
 	}))
 	t.Cleanup(api.Close)
+	awaitWrongSent := func() {
+		t.Helper()
+		select {
+		case <-wrongSent:
+		case <-ctx.Done():
+			t.Fatal("the recovery API was not called")
+		}
+	}
 
 	// The listener holds the replay of every recovery after the first until the gate opens,
 	// so that the replay is certainly still being processed when the feed says it is over.
@@ -133,8 +165,9 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 		Recovery: recovery.Config{
 			Producers:       []feed.Producer{lo},
-			HeartbeatLimits: map[int]time.Duration{lo.ID: 300 * time.Millisecond},
-			CheckInterval:   50 * time.Millisecond,
+			HeartbeatLimits: map[int]time.Duration{lo.ID: e2eHeartbeatLimit},
+			CheckInterval:   e2eCheckInterval,
+			Clock:           clk,
 		},
 		Concurrent: concurrent.Config{Enabled: threads > 0, Threads: threads},
 	})
@@ -143,24 +176,26 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
 	require.Equal(t, "connection up", global.next(t))
 
-	simCtx, stopSim := context.WithCancel(ctx)
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Run(simCtx) }()
-	defer stopSim()
-
 	// Start: the first alive brings the first recovery, then the producer is up.
+	alive()
 	first := global.next(t)
 	require.Regexp(t, `^recovery initiated #\d+$`, first)
 	var id1 int64
 	fmt.Sscanf(first, "recovery initiated #%d", &id1)
 	firstID.Store(id1)
-	<-wrongSent
+	awaitWrongSent()
 	require.Equal(t, "up FirstRecoveryCompleted: replay tasks pending 0", global.next(t))
 	deferredBefore := sdk.Stats().Global.Deferred
 
-	// Alives stop: the producer goes down within the limit and one check.
-	require.NoError(t, sim.Publish(ctx, 200))
-	sim.StopAlives(lo.ID)
+	// Live traffic, then the last alive before the silence, which the SDK has taken in
+	// before the clock moves on.
+	publish(200)
+	alive()
+	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.Alives == 2 }))
+
+	// Alives stop: the next check, a check interval later and so past the limit, finds the
+	// producer silent and takes it down.
+	clk.Advance(e2eCheckInterval)
 	require.Equal(t, "down AliveIntervalViolation", global.next(t))
 	st, _ := sdk.Recovery().Producer(lo.ID)
 	require.Equal(t, recovery.Disconnected, st.State)
@@ -170,26 +205,28 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	// The connection drops; what is published meanwhile never reaches the session.
 	link.drop()
 	require.Equal(t, "connection down", global.next(t))
-	require.NoError(t, sim.Publish(ctx, 300))
+	publish(300)
 	require.NoError(t, link.flush(ctx))
 	link.restore()
 	require.Equal(t, "connection up", global.next(t))
 
 	// Alives resume: a recovery from the disconnection.
-	sim.ResumeAlives(lo.ID)
+	alive()
 	second := global.next(t)
 	var id2 int64
 	_, err = fmt.Sscanf(second, "recovery initiated #%d", &id2)
 	require.NoError(t, err, second)
 	require.Greater(t, id2, id1)
-	<-wrongSent
+	awaitWrongSent()
 	reqs := sim.RecoveryRequests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, disconnectedAt.UnixMilli(), reqs[1].After.UnixMilli(), "recovered from last_disconnected_at")
 	assert.Equal(t, node, reqs[1].Node)
 
-	// The replay is held by the listener; the feed's snapshot_complete arrives (after the
-	// wrong one, which was ignored) and completes the recovery; the up waits.
+	// Live traffic goes on beside the replay, which the listener holds; the feed's
+	// snapshot_complete arrives (after the wrong one, which was ignored) and completes the
+	// recovery; the up waits.
+	publish(100)
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.RecoveriesCompleted == 2 }))
 	assert.GreaterOrEqual(t, sdk.Stats().Recovery.SnapshotsIgnored, uint64(2), "both wrong snapshot_completes were ignored")
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Global.Held == 1 }))
@@ -200,8 +237,6 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 
 	// Nothing lost: every event message the live stream carried was received, live or
 	// replayed, and nothing was received that was not sent.
-	stopSim()
-	require.NoError(t, <-simDone)
 	require.NoError(t, link.flush(ctx))
 	sent := map[string]bool{}
 	for _, s := range sim.Sent() {
@@ -209,11 +244,13 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 			sent[identity(s.Message)] = true
 		}
 	}
+	require.Len(t, sent, 600, "every message of the live stream has a timestamp of its own")
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return len(missing(sent, rec)) == 0 }), "missing %v", missing(sent, rec))
 	for _, m := range rec.Messages() {
 		assert.True(t, sent[identity(m)], "received but not sent: %s", identity(m))
 	}
 	assert.Empty(t, rec.Unparsable())
+	global.none(t)
 }
 
 // identity names a message by what the feed put in it.

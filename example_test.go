@@ -61,7 +61,7 @@ func ExampleNew() {
 	_ = sim.SendAlive(ctx, lo.ID, true) // the feed's alive: the SDK recovers the producer
 	select {
 	case <-global.up:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a guard against a hang
 		fmt.Println("no up")
 	}
 	st, _ := sdk.Recovery().Producer(lo.ID)
