@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,18 @@ func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 	require.NoError(t, err)
 	const n = 20000
 	rec := feedtest.NewRecorder()
+	// The first call waits until a second one has begun: two calls at once are on two
+	// workers (a match is on one worker at a time), so more than one worker does work
+	// however the machine schedules them.
+	var calls atomic.Int32
+	second := make(chan struct{})
+	rec.Hook = func(feed.Message) error {
+		if calls.Add(1) == 2 {
+			close(second)
+		}
+		<-second
+		return nil
+	}
 	rig := e2eStart(t, broker, rec, feed.SessionConfig{})
 	assert.Equal(t, "up", rig.customer.next(t), "the connection news passes through the GlobalEventsListener")
 
@@ -365,7 +378,7 @@ func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, cfg feed
 	// Cleanups run last first: the session (and with it the OddsFeedListener), then the
 	// GlobalEventsListener, which the session does not close.
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 		defer cancel()
 		assert.NoError(t, r.global.Close(ctx))
 	})
@@ -374,7 +387,7 @@ func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, cfg feed
 	require.NoError(t, err)
 	require.NoError(t, r.session.Open(t.Context()))
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 		defer cancel()
 		assert.NoError(t, r.session.Close(ctx))
 	})

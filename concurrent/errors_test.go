@@ -52,6 +52,9 @@ func TestPanicAndErrorAreReportedAndTheMatchGoesOn(t *testing.T) {
 	}
 	require.NoError(t, tracker.Wait(ctx, concurrent.RecoveryContext{Producer: 1}))
 	assert.Equal(t, []string{"odds_change#0", "odds_change#3", "odds_change#4"}, rec.got[match(1)])
+	// A task is complete in the tracker a moment before its worker counts it: Close, which
+	// returns once the workers are gone, makes the counters final.
+	require.NoError(t, c.Close(ctx))
 
 	errs := log.all()
 	require.Len(t, errs, 2)
@@ -151,6 +154,7 @@ func TestUnroutableMessageSynchronously(t *testing.T) {
 	require.NoError(t, tracker.Wait(ctx, concurrent.RecoveryContext{Producer: 1}))
 	assert.Equal(t, concurrent.TaskCounts{Allocated: 2, Started: 2, Completed: 2},
 		tracker.Counts(concurrent.RecoveryContext{Producer: 1}))
+	require.NoError(t, c.Close(ctx)) // the counters are final once the workers are gone
 	st := c.Stats()
 	assert.Equal(t, uint64(2), st.Dispatched)
 	assert.Equal(t, uint64(2), st.Completed, "the inline delivery counts as completed")
