@@ -35,6 +35,9 @@ type Stats struct {
 	// Cut is the number of connections closed by Cut, Refuse or Close, as
 	// opposed to ones either peer closed itself.
 	Cut int64
+	// Held is the number of copy loops that hold bytes at a frozen proxy:
+	// read from one side, not written to the other until Thaw.
+	Held int
 }
 
 // Proxy forwards connections from a fixed loopback address to a target.
@@ -48,8 +51,8 @@ type Proxy struct {
 
 	mu sync.Mutex
 	// cond is broadcast on every change a waiter may care about: a frozen
-	// copy loop waits for Thaw or its link to close, WaitActive and
-	// WaitAccepted wait for the counters.
+	// copy loop waits for Thaw or its link to close, WaitActive,
+	// WaitAccepted and WaitHeld wait for the counters.
 	cond     *sync.Cond
 	ln       net.Listener // nil while refusing
 	links    map[*link]struct{}
@@ -57,6 +60,7 @@ type Proxy struct {
 	closed   bool
 	accepted int64
 	cut      int64
+	held     int // copy loops waiting at the gate with bytes in hand
 }
 
 // link is one proxied connection: the client's side and the target's side.
@@ -166,7 +170,14 @@ func (p *Proxy) Thaw() {
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Stats{Accepted: p.accepted, Active: len(p.links), Cut: p.cut}
+	return Stats{Accepted: p.accepted, Active: len(p.links), Cut: p.cut, Held: p.held}
+}
+
+// WaitHeld blocks until exactly n copy loops hold bytes at the frozen
+// proxy's gate or ctx ends: from then on those bytes have certainly reached
+// the proxy and not crossed it, which no wait on the far side can tell.
+func (p *Proxy) WaitHeld(ctx context.Context, n int) error {
+	return p.wait(ctx, func() bool { return p.held == n })
 }
 
 // WaitActive blocks until exactly n proxied connections are open or ctx
@@ -299,12 +310,19 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 	}
 }
 
-// gate waits while the proxy is frozen and reports whether l is still open.
+// gate waits while the proxy is frozen, counted in held, and reports
+// whether l is still open. The caller holds bytes it has read.
 func (p *Proxy) gate(l *link) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.frozen && !l.closed {
-		p.cond.Wait()
+	if p.frozen && !l.closed {
+		p.held++
+		p.cond.Broadcast() // WaitHeld
+		for p.frozen && !l.closed {
+			p.cond.Wait()
+		}
+		p.held--
+		p.cond.Broadcast()
 	}
 	return !l.closed
 }
