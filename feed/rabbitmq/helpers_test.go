@@ -58,6 +58,16 @@ func (b broker) publisher(t *testing.T) *rabbitmq.Publisher {
 	return p
 }
 
+// wholeWrites lets a publish under way finish when the simulator that makes it is
+// stopped: a Publish cut short by its context leaves the connection mid-frame and fails
+// the publisher for good, and the test's final Flush would report that, or not, depending
+// on where in a write the stop fell.
+type wholeWrites struct{ *rabbitmq.Publisher }
+
+func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error {
+	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
+}
+
 // subscribeAll subscribes r to every message through tr, waits for ConnectionUp and
 // closes the subscription when the test ends.
 func subscribeAll(t *testing.T, tr *rabbitmq.Transport, r *receiver) {

@@ -46,6 +46,9 @@ func TestSubscriptionReceivesWhatItsBindingsMatch(t *testing.T) {
 	require.NoError(t, pub.Publish(t.Context(), "hi.-.live.bet_stop.1.sr:match.99.-", []byte("<x/>")))
 	r.waitFor(t, 4)
 	assert.Equal(t, []string{keys[0], keys[2], keys[4], "hi.-.live.bet_stop.1.sr:match.99.-"}, r.received())
+	// The reading goroutine counts a delivery once the receiver has returned: Close, which
+	// waits for that goroutine, makes the counts final.
+	require.NoError(t, sub.Close(t.Context()))
 	st := tr.Stats()
 	assert.Equal(t, uint64(1), st.Connects)
 	assert.Equal(t, uint64(4), st.Delivered)
@@ -149,7 +152,7 @@ func seq(from, to int64) []int64 {
 func TestReconnectMidStream(t *testing.T) {
 	b := newBroker(t)
 	pub := b.publisher(t)
-	sim, err := feedtest.NewSimulator(pub, feedtest.SimulatorConfig{Matches: 30, Rate: 3000, Seed: 11, HistoryBytes: 1 << 30})
+	sim, err := feedtest.NewSimulator(wholeWrites{pub}, feedtest.SimulatorConfig{Matches: 30, Rate: 3000, Seed: 11, HistoryBytes: 1 << 30})
 	require.NoError(t, err)
 	global := newConnEvents()
 	rec := feedtest.NewRecorder()
