@@ -107,6 +107,9 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 	if cfg.Publisher, err = carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: d.notifierURL}); err != nil {
 		return nil, err
 	}
+	if o.until != nil {
+		cfg.Publisher = &countingPublisher{next: cfg.Publisher, until: o.until, byCycle: map[string]int{}}
+	}
 
 	if d.scheduler, err = carousel.NewScheduler(cfg); err != nil {
 		return nil, err

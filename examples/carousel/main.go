@@ -47,6 +47,10 @@ type options struct {
 	editEvery time.Duration // how often the editor modifies an item
 	failover  bool          // with -pg: take over by itself when the active instance goes
 	verbose   bool
+	// until, when not nil, ends the run once it returns true. It is called after each
+	// successful republication with how many each cycle has made so far. (For tests: a
+	// run ended by what happened in it, not by how long it took.)
+	until func(republished map[string]int) bool
 }
 
 func main() {
@@ -70,8 +74,8 @@ func main() {
 	}
 }
 
-// run runs the carousel until ctx ends or o.duration has passed, then prints the summary
-// to out. It returns an error when something failed to start, nothing was republished,
+// run runs the carousel until ctx ends, o.duration has passed or o.until is satisfied,
+// then prints the summary to out. It returns an error when something failed to start, nothing was republished,
 // or the notifier refused a request.
 func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	level := slog.LevelWarn
@@ -91,6 +95,18 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
+	}
+	if until := o.until; until != nil {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		o.until = func(republished map[string]int) bool {
+			done := until(republished)
+			if done {
+				stop()
+			}
+			return done
+		}
 	}
 
 	d, err := assemble(ctx, o, log)

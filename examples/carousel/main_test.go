@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,17 +28,41 @@ func published(t *testing.T, out string) int {
 	return n
 }
 
+// total adds up what every cycle republished.
+func total(republished map[string]int) int {
+	n := 0
+	for _, k := range republished {
+		n += k
+	}
+	return n
+}
+
+// guard bounds a run that an until ends: it is reached only if the run hangs.
+const guard = time.Minute
+
 func TestRunInMemory(t *testing.T) {
 	var out, logs bytes.Buffer
-	o := options{addr: "127.0.0.1:0", duration: time.Second, editEvery: 50 * time.Millisecond,
-		metadata: filepath.Join(t.TempDir(), "metadata.json")}
-	require.NoError(t, run(context.Background(), o, &out, &logs), "logs:\n%s", logs.String())
+	// The run ends once each of the three cycles has republished and ten items have gone
+	// out in all, however long that takes the machine.
+	var met atomic.Bool
+	o := options{addr: "127.0.0.1:0", editEvery: 50 * time.Millisecond,
+		metadata: filepath.Join(t.TempDir(), "metadata.json"),
+		until: func(republished map[string]int) bool {
+			if len(republished) < 3 || total(republished) < 10 {
+				return false
+			}
+			met.Store(true)
+			return true
+		}}
+	ctx, cancel := context.WithTimeout(t.Context(), guard)
+	defer cancel()
+	require.NoError(t, run(ctx, o, &out, &logs), "logs:\n%s", logs.String())
+	require.True(t, met.Load(), "the run ended before every cycle republished:\n%s", out.String())
 	assert.Contains(t, out.String(), "scheduler: started=false active=true")
 	for _, c := range []string{"articles-whole", "articles-last-hour", "videos-scaling"} {
 		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s`, out.String(), "every cycle republished without errors")
 	}
-	// The whole collection goes at one per 50 ms: about 20 in a second.
-	assert.GreaterOrEqual(t, published(t, out.String()), 10)
+	assert.GreaterOrEqual(t, published(t, out.String()), 10, "the notifier received what the cycles republished")
 
 	// A second run resumes where the first stopped.
 	b, err := os.ReadFile(o.metadata)
@@ -54,21 +80,64 @@ func TestRunRefusesABadConfigFile(t *testing.T) {
 	assert.Empty(t, out.String(), "nothing started")
 }
 
-// Two instances on one database: exactly one is active and republishes.
+// announcer is a run's output that closes started once the run has printed that it
+// serves its API: everything is assembled, and the run goes on until its context ends.
+type announcer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	started chan struct{}
+	once    sync.Once
+}
+
+func (a *announcer) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, err := a.b.Write(p)
+	if strings.Contains(a.b.String(), "operator API and status page:") {
+		a.once.Do(func() { close(a.started) })
+	}
+	return n, err
+}
+
+func (a *announcer) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.b.String()
+}
+
+// Two instances on one database: exactly one is active and republishes. Both run until
+// the active one has republished ten items, and both have started by then.
 func TestRunTwoInstancesOnPostgreSQL(t *testing.T) {
 	url := pgtest.URL(t)
+	ctx, cancel := context.WithTimeout(t.Context(), guard)
+	defer cancel()
+	outs := []*announcer{{started: make(chan struct{})}, {started: make(chan struct{})}}
+	var met atomic.Bool
+	until := func(republished map[string]int) bool {
+		if total(republished) < 10 {
+			return false
+		}
+		for _, o := range outs { // stopped while assembling, the other would fail to start
+			select {
+			case <-o.started:
+			case <-ctx.Done():
+				return true
+			}
+		}
+		met.Store(true)
+		cancel()
+		return true
+	}
 	var wg sync.WaitGroup
-	outs := make([]bytes.Buffer, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var logs bytes.Buffer
-			errs[i] = run(context.Background(), options{addr: "127.0.0.1:0", pgURL: url, duration: 2 * time.Second, editEvery: 50 * time.Millisecond}, &outs[i], &logs)
-		}()
+			errs[i] = run(ctx, options{addr: "127.0.0.1:0", pgURL: url, editEvery: 50 * time.Millisecond, until: until}, outs[i], &logs)
+		})
 	}
 	wg.Wait()
+	require.True(t, met.Load(), "no instance republished ten items:\n%s\n%s", outs[0].String(), outs[1].String())
 	active := 0
 	for i := range 2 {
 		require.NoError(t, errs[i], "instance %d:\n%s", i, outs[i].String())

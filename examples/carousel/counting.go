@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"sync"
+
+	"github.com/feedkit/feedkit/carousel"
+)
+
+// countingPublisher counts the successful republications of each cycle and tells until
+// after each one: options.until ends a run by what happened in it.
+type countingPublisher struct {
+	next  carousel.Publisher
+	until func(republished map[string]int) bool
+
+	mu      sync.Mutex
+	byCycle map[string]int
+}
+
+func (p *countingPublisher) Publish(ctx context.Context, pub carousel.Publication) error {
+	if err := p.next.Publish(ctx, pub); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.byCycle[pub.Cycle]++
+	p.until(maps.Clone(p.byCycle))
+	return nil
+}
