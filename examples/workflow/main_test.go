@@ -15,7 +15,8 @@ import (
 func TestRunRepairsEveryOrder(t *testing.T) {
 	for _, store := range []string{"memory", "postgres"} {
 		t.Run(store, func(t *testing.T) {
-			args := []string{"-processes", "60", "-hang", "0.1", "-late", "0.1", "-crash", "0.1", "-timeout", "30s"}
+			// -timeout is a guard against a hang: the run ends when every order has finished.
+			args := []string{"-processes", "60", "-hang", "0.1", "-late", "0.1", "-crash", "0.1", "-timeout", "2m"}
 			if store == "postgres" {
 				args = append(args, "-pg", pgtest.URL(t))
 			}
