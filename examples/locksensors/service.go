@@ -216,7 +216,10 @@ type serviceStats struct {
 	Notify   locks.NotifierStats `json:"notify"`
 	Liveness locks.LivenessStats `json:"liveness"`
 	Queue    any                 `json:"queue"`
-	Pending  int                 `json:"pending_notifications"`
+	// Pending is -1 when the store could not count them, with PendingError saying why: an
+	// unknown count is not a zero.
+	Pending      int    `json:"pending_notifications"`
+	PendingError string `json:"pending_error,omitempty"`
 }
 
 func (s *service) stats() serviceStats {
@@ -226,9 +229,14 @@ func (s *service) stats() serviceStats {
 	} else {
 		st.Queue = map[string]int{"queued": s.local.Len()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// A bound only a store that hangs reaches: a slow one still gets counted.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st.Pending, _, _ = s.store.Pending(ctx)
+	n, _, err := s.store.Pending(ctx)
+	if err != nil {
+		n, st.PendingError = -1, err.Error()
+	}
+	st.Pending = n
 	return st
 }
 
