@@ -192,13 +192,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// The simulator has stopped (its time is up, or Ctrl-C): what it published is in the
 	// broker or the SDK. Deliver it all before closing, even after an interrupt, so that
-	// the summary is complete. The wait ends early only if delivery stalls.
+	// the summary is complete. The wait ends early only if delivery stalls (stallLimit).
 	done := context.WithoutCancel(ctx)
 	if err := link.flush(done); err != nil {
 		return err
 	}
 	sim.WaitReplays()
-	ledger.wait(ctx, 10*time.Second)
+	ledger.wait(ctx, stallLimit)
 	elapsed := time.Since(start)
 	closing, cancel := context.WithTimeout(done, 30*time.Second)
 	defer cancel()
@@ -259,6 +259,11 @@ func script(ctx context.Context, o options, outage *outage, t *tally, simDone <-
 		}
 	}
 }
+
+// stallLimit is how long the end of a run waits for a message while some are still on
+// their way: longer than any pause of a busy machine, so that what it then counts as lost
+// is lost.
+const stallLimit = time.Minute
 
 func dispatchText(threads int) string {
 	if threads == 0 {
