@@ -70,7 +70,7 @@ func (r *rig) scheduler(mod func(*Config)) *Scheduler {
 	}
 	s.waitHook = func(id string, until time.Time) { r.waits <- waiting{id, until} }
 	r.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			r.t.Errorf("Shutdown: %v", err)
@@ -104,7 +104,7 @@ func (r *rig) start() {
 
 // bound is how long a test waits in real time for a goroutine to act on a fake-clock
 // event before it gives up: a guard against a hang, not a delay anything relies on.
-const bound = 10 * time.Second
+const bound = time.Minute
 
 // publishes moves the clock from wait to wait until n publishes have happened, and
 // returns them. before, when not nil, is called with each wait before the clock moves,

@@ -52,7 +52,7 @@ func TestCloseCancelsARequestInFlight(t *testing.T) {
 	r := newRig(t, recovery.Config{Requester: api, Ledger: led})
 	r.alive(1, true)
 	api.next(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	require.NoError(t, r.m.Close(ctx))
 	select {

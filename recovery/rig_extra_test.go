@@ -173,7 +173,7 @@ func (a *blockingAPI) next(t *testing.T) apiCall {
 	select {
 	case c := <-a.calls:
 		return c
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitTimeout):
 		t.Fatal("no recovery request")
 		return apiCall{}
 	}
@@ -184,7 +184,7 @@ func (a *blockingAPI) answer(t *testing.T, err error) {
 	t.Helper()
 	select {
 	case a.answers <- err:
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitTimeout):
 		t.Fatal("no recovery request waiting for an answer")
 	}
 }

@@ -66,9 +66,13 @@ func (r *rig) advance(d, step time.Duration) {
 	}
 }
 
+// waitTimeout is how long a test waits in real time for the manager to act on what it was
+// given: a guard against a hang, never a delay the test relies on.
+const waitTimeout = time.Minute
+
 func (r *rig) flush() {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	require.NoError(r.t, r.m.Flush(ctx))
 }
@@ -79,7 +83,7 @@ func (r *rig) next() string {
 	select {
 	case e := <-r.events:
 		return e
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitTimeout):
 		r.t.Fatal("no event from the manager")
 		return ""
 	}
@@ -91,7 +95,7 @@ func (r *rig) nextErr() error {
 	select {
 	case e := <-r.errs:
 		return e
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitTimeout):
 		r.t.Fatal("no error reported")
 		return nil
 	}
@@ -176,7 +180,7 @@ func (a *fakeAPI) next(t *testing.T) apiCall {
 	select {
 	case c := <-a.calls:
 		return c
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitTimeout):
 		t.Fatal("no recovery request")
 		return apiCall{}
 	}

@@ -73,7 +73,7 @@ func (r *fakeReceiver) next(t *testing.T) call {
 	select {
 	case c := <-r.calls:
 		return c
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("timed out waiting for a call to the receiver")
 		return call{}
 	}
@@ -639,7 +639,7 @@ func TestBrokerCloseReleasesAWaitingPublisher(t *testing.T) {
 	close(r.gate)
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Broker.Close did not return")
 	}
 	if err == nil {

@@ -52,7 +52,7 @@ func (p *chanPublisher) nextAlive(t *testing.T) *feed.Alive {
 				continue
 			}
 			return decode(t, feed.MessageAlive, m.body).(*feed.Alive)
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("timed out waiting for an alive")
 			return nil
 		}

@@ -117,7 +117,7 @@ func next(t *testing.T, ch <-chan string) string {
 	select {
 	case c := <-ch:
 		return c
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no recovery request")
 		return ""
 	}
@@ -128,7 +128,7 @@ func nextErr(t *testing.T, ch <-chan error) error {
 	select {
 	case e := <-ch:
 		return e
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no refusal reported")
 		return nil
 	}

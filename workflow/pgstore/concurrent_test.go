@@ -146,7 +146,12 @@ func TestTwoEngines(t *testing.T) {
 					if !ok {
 						idle++
 						if idle%len(actorTypes) == 0 {
-							time.Sleep(time.Millisecond)
+							// Every queue was empty: pause as an actor's poll interval
+							// would, rather than spin on the database.
+							select {
+							case <-ctx.Done():
+							case <-time.After(time.Millisecond):
+							}
 						}
 						continue
 					}

@@ -89,7 +89,7 @@ func (f *finishes) next(t *testing.T) locks.Result {
 	select {
 	case r := <-f.done:
 		return r
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no attempt recorded within 10s")
 		return locks.Result{}
 	}

@@ -20,7 +20,7 @@ import (
 // lqAwait waits for ch to deliver or be closed, failing the test after ten seconds.
 func lqAwait[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	select {
 	case v := <-ch:

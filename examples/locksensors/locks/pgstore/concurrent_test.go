@@ -285,7 +285,7 @@ func TestDeleteSensorDuringUpdate(t *testing.T) {
 			err := p1.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
 				WHERE application_name = $1 AND wait_event_type = 'Lock')`, app).Scan(&waiting)
 			return err == nil && waiting
-		}, 10*time.Second, 2*time.Millisecond, "the delete waits for the Update's lock")
+		}, time.Minute, 10*time.Millisecond, "the delete waits for the Update's lock")
 		c := cur["s1"]
 		c.Known, c.State, c.ReadingAt = true, 1, t0
 		return locks.Effects{States: []locks.Current{c}, Now: t0,
