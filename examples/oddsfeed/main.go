@@ -22,8 +22,8 @@
 // The summary's accounts come from a ledger in front of the broker that notes each event
 // message as the simulator publishes it and strikes it off when the listener receives it,
 // live or replayed; it holds only what is on its way, and the simulator keeps only the
-// last -outage plus 5 seconds of messages for its replays, so memory stays flat however
-// long the run.
+// last -outage plus 5 seconds of messages for its replays (within 64 MiB, or 256 MiB with
+// -rate 0), so memory stays flat however long the run.
 //
 // The listener runs on package concurrent's workers (-threads, 10 by default): the
 // messages of different matches in parallel, each match's in order. The heartbeat limit
@@ -134,11 +134,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	// The simulator keeps what a recovery after the outage replays, and not much more, so
 	// that the run's memory stays flat however long it lasts.
-	history := o.outage + 5*time.Second
+	history, historyBytes := o.outage+5*time.Second, 0 // 0: the simulator's default
+	if o.rate == feedtest.Unlimited && o.outage > 0 {
+		// At 100,000 messages a second the default bytes hold less than the outage.
+		historyBytes = 256 << 20
+	}
 	ledger := newLedger(link.pub, history)
 	sim, err := feedtest.NewSimulator(ledger, feedtest.SimulatorConfig{
 		Matches: o.matches, Rate: o.rate, Seed: o.seed, AliveInterval: aliveInterval,
-		Producers: []feed.Producer{lo}, HistoryAge: history,
+		Producers: []feed.Producer{lo}, HistoryAge: history, HistoryBytes: historyBytes,
 	})
 	if err != nil {
 		return err
