@@ -25,6 +25,7 @@ import (
 type OddsFeedListener struct {
 	l       feed.OddsFeedListener
 	tracker *TaskLifecycleTracker
+	stream  *Stream // what Dispatch is given, for the tracker's processed point
 	cfg     settings
 	rep     *feed.DeliveryReporter
 	sched   scheduler
@@ -61,6 +62,7 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 	c := &OddsFeedListener{
 		l:       l,
 		tracker: tracker,
+		stream:  tracker.NewStream(),
 		cfg:     s,
 		rep:     feed.NewDeliveryReporter(s.onError, s.logger),
 		workers: make([]worker, s.threads),
@@ -91,8 +93,13 @@ func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
 		return c.deliverNow(ctx, ev)
 	}
 	t := task{ev: ev}
-	return c.submit(ctx, ev.Key.Event, RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID}, &t)
+	return c.submit(ctx, ev.Key.Event, true, RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID}, &t)
 }
+
+// Stream returns the stream of the messages given to Dispatch, for the tracker's
+// processed point: report each alive the session reads to its Alive, on the goroutine
+// that calls Dispatch (the session's reading goroutine).
+func (c *OddsFeedListener) Stream() *Stream { return c.stream }
 
 // deliverNow delivers an unroutable event on the calling goroutine, still tracked so
 // that the counts of its context stay true.
@@ -107,7 +114,7 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	}
 	defer c.sched.unhold()
 	c.dispatched.Add(1)
-	k := c.tracker.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
+	k := c.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	k.Start()
 	c.inlineRunning.Add(1)
 	err := feed.Deliver(c.ctx, c.l, &ev)
@@ -118,8 +125,13 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	return nil
 }
 
-func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, rc RecoveryContext, t *task) error {
-	t.ticket = c.tracker.Allocate(rc)
+// submit queues t; onStream allocates its ticket on the listener's Stream (Dispatch).
+func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, onStream bool, rc RecoveryContext, t *task) error {
+	if onStream {
+		t.ticket = c.stream.Allocate(rc)
+	} else {
+		t.ticket = c.tracker.Allocate(rc)
+	}
 	c.dispatched.Add(1) // before a worker can complete it, so Stats never shows more completed than dispatched
 	if err := c.sched.put(ctx, match, t); err != nil {
 		t.ticket.Abandon()
@@ -129,11 +141,12 @@ func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, rc Recove
 	return nil
 }
 
-// submitMessage queues a decoded message as a task of its event.
+// submitMessage queues a decoded message as a task of its event. Such messages may come
+// from any goroutine, so they are tracked outside the Stream, which follows one reader.
 func (c *OddsFeedListener) submitMessage(ctx context.Context, m feed.Message) error {
 	h := m.MessageHeader()
 	t := task{msg: m}
-	return c.submit(ctx, h.Event, RecoveryContext{Producer: h.Producer, RequestID: h.RequestID}, &t)
+	return c.submit(ctx, h.Event, false, RecoveryContext{Producer: h.Producer, RequestID: h.RequestID}, &t)
 }
 
 // work is one worker's loop: take a ready match, run a batch of its tasks in order, give

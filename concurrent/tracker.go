@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // RecoveryContext names the tasks of one recovery: the producer, and the request id the
@@ -51,6 +52,10 @@ type TaskLifecycleTracker struct {
 	mu       sync.Mutex
 	contexts map[RecoveryContext]*tracked
 	pruneAt  int // the number of contexts at which finished recoveries are forgotten
+
+	streams     []*Stream            // the processed point's streams, one per session
+	points      map[int]time.Time    // processed point by producer
+	onProcessed func(int, time.Time) // told when a point moves on
 }
 
 // tracked holds one context's counts. allocated and pending change under the tracker's
@@ -81,6 +86,7 @@ func NewTaskLifecycleTracker() *TaskLifecycleTracker {
 type Ticket struct {
 	t *TaskLifecycleTracker
 	c *tracked
+	e *epoch // the stream's epoch the task counts in; nil for a ticket not allocated on a Stream
 }
 
 // Allocate records a new task of rc and returns its ticket.
@@ -119,9 +125,15 @@ func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
 func (k Ticket) Start() { k.c.started.Add(1) }
 
 // Complete records that the task is over, however its listener call ended.
-func (k Ticket) Complete() { k.t.finish(k.c, &k.c.completed) }
+func (k Ticket) Complete() {
+	k.t.finish(k.c, &k.c.completed)
+	if k.e != nil {
+		k.t.release(k.e)
+	}
+}
 
-// Abandon records that the task was dropped without running.
+// Abandon records that the task was dropped without running. On a Stream, its message
+// holds the processed point where it is, since it was never processed.
 func (k Ticket) Abandon() { k.t.finish(k.c, &k.c.abandon) }
 
 // Context returns the recovery context the task belongs to.
