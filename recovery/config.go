@@ -79,6 +79,11 @@ type Config struct {
 	// processed before the producer is reported down (ProcessingQueueDelayViolation); 0
 	// means DefaultMaxProcessingDelay, a negative value turns the check off.
 	MaxProcessingDelay time.Duration
+	// AdvancePastFailures lets the recovery point move past a message whose listener
+	// call returned an error or panicked. By default such a message holds the point at its
+	// timestamp (see ListenerFailed), so that the next recovery replays it: listeners must
+	// be idempotent anyway, as recoveries overlap live traffic.
+	AdvancePastFailures bool
 	// Limits are the account's rate limits; nil means DefaultLimits().
 	Limits Limits
 	// Ledger counts the account's requests; nil means a MemoryLedger of this manager.

@@ -34,19 +34,18 @@
 // limits") and what Sportradar's SDKs document for their inactivity limit ("if this value
 // is exceeded, the producer is considered to be down").
 //
-//   - An alive with subscribed=1 updates LastSubscribedAt. If the previous one came longer
-//     ago than the producer's heartbeat limit the producer is disconnected from that
-//     previous alive and recovered; a disconnected producer is recovered at its first
-//     alive.
-//   - An alive with subscribed=0 requests a recovery of the period since the last
-//     subscription, then updates the subscription time.
+//   - An alive with subscribed=1 is measured against the previous one, in our clock: if
+//     the previous one came longer ago than the producer's heartbeat limit the producer is
+//     disconnected at its recovery point and recovered; a disconnected producer is
+//     recovered at its first alive.
+//   - An alive with subscribed=0 requests a recovery from the recovery point.
 //   - Every CheckInterval (15 s, counted from Open), a healthy producer whose last alive
 //     came longer ago than its limit is disconnected (LastDisconnectedAt = that alive,
 //     AliveIntervalViolation); a producer already down is left alone. The check that
 //     finds it is the first one at which the silence is past the limit, so at most one
 //     CheckInterval after the limit ran out. The recovery waits for its alives.
-//   - A lost connection disconnects the healthy producers (ConnectionDown) and makes a
-//     recovery under way be requested again.
+//   - A lost connection disconnects the healthy producers (ConnectionDown) at their
+//     recovery point and makes a recovery under way be requested again.
 //   - A snapshot_complete whose request id is not the last requested recovery's is
 //     ignored; the right one, once received on every session, makes the producer healthy
 //     (FirstRecoveryCompleted the first time in the process, then ReturnedFromInactivity).
@@ -64,6 +63,32 @@
 //   - With recoveries disabled, a needed recovery is skipped and the producer becomes
 //     healthy at once.
 //
+// # The recovery point
+//
+// LastSubscribedAt, the point a healthy producer's next recovery starts from (rule 2a),
+// and the disconnection registered when it goes down, is in the feed's clock and behind
+// the listeners, not in ours and behind the reading goroutine: it is the timestamp of
+// the last alive with subscribed=1 before which every message of the producer received,
+// on every session, has finished its listener call (ProcessedThrough; the SDK's
+// concurrent.TaskLifecycleTracker reports it). The seed takes the local time at which
+// the alive was handled, which loses messages twice over: the feed's timestamps lag our
+// clock whenever the broker or this process has a backlog (a recovery "after" our clock
+// skips what the feed stamped earlier), and alives are read ahead of the event messages
+// still queued for the listener (a process that dies with a backlog would never get it
+// back). Liveness (the heartbeat limits) is still measured in our clock, between receipts.
+//
+// The point moves only while the producer is healthy, and only to an alive read after
+// the last recovery's snapshot_complete: until then the point is where that recovery
+// went back to, since its replay may still be queued. A listener call that returns an
+// error or panics (ListenerFailed) holds the point at or before its message's timestamp,
+// so that the next recovery replays it (listeners must be idempotent anyway: recoveries
+// overlap live traffic); the hold is logged once and shown in ProducerState.Hold, is
+// released when a recovery that replays the message completes, and never outlives the
+// recovery window: then the message is given up with a HoldGivenUpError.
+// Config.AdvancePastFailures turns holds off. The drift between the two clocks (alive
+// timestamps against receipt) is in ProducerState.ClockDrift and logged past 5 s, since
+// the maximum recovery length and the assumed downtime still read our clock.
+//
 // # Rate limits
 //
 // The feed limits the recovery requests of an account, by the length of the recovery:
@@ -80,6 +105,7 @@
 // # Persistence
 //
 // Records are saved through a Store (MemoryStore, FileStore, pgstore.Store) on every
-// change, and a bare alive's LastSubscribedAt at most once per CheckInterval. A restarted
-// process starts every producer down and recovers it from where its record says.
+// change, and the recovery point as it moves at most once per CheckInterval. A restarted
+// process starts every producer down and recovers it from where its record says: the
+// messages that were queued behind its listeners when it stopped come back.
 package recovery

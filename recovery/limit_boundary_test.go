@@ -29,6 +29,8 @@ func TestAliveGapAtTheHeartbeatLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, recovery.Config{CheckInterval: time.Hour}) // no check runs: the alive decides
 			r.healthy(1)
+			r.clk.Advance(time.Second)
+			r.alive(1, true) // after the up: the recovery point
 			prev := r.clk.Now()
 			r.clk.Advance(tt.gap)
 			r.alive(1, true)

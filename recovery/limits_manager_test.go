@@ -177,21 +177,23 @@ func TestOwnRequestsFillTheWindow(t *testing.T) {
 	two := recovery.Limits{{Windows: []recovery.Window{{Length: 10 * time.Minute, Max: 2}}}}
 	r := newRig(t, recovery.Config{Ledger: led, Limits: two})
 	r.healthy(1) // request 1 at t0
+	// No alive has been read since its replay: the recovery point is where it went back to.
+	point := t0.Add(-recovery.DefaultAssumedDowntime)
 
 	r.clk.Advance(5 * time.Second)
 	r.alive(1, false)
 	assert.Equal(t, "down 1 Other", r.next())
 	second := r.recovered() // request 2 at t0+5s
-	assert.Equal(t, t0, second.after, "rule 2a")
+	assert.Equal(t, point, second.after, "rule 2a")
 
 	r.clk.Advance(5 * time.Second)
 	r.alive(1, false) // recovering: asks again for what request 2 covered (rule 1)
 	err := r.nextErr()
 	re := requestErr(t, err)
 	require.ErrorIs(t, err, recovery.ErrRateLimited)
-	assert.Equal(t, t0, re.After, "rule 1: the disconnection request 2 covered")
+	assert.Equal(t, point, re.After, "rule 1: the disconnection request 2 covered")
 	assert.Equal(t, t0.Add(10*time.Minute), re.RetryAt, "request 1 leaves the window")
-	assert.Equal(t, fmt.Sprintf("recovery: producer 1 request %d from 2026-11-21T12:00:00Z: "+
+	assert.Equal(t, fmt.Sprintf("recovery: producer 1 request %d from 2026-11-21T11:50:00Z: "+
 		"recovery: rate limit reached; next attempt at 2026-11-21T12:10:00Z", re.RequestID), err.Error())
 	r.flush()
 	assert.Equal(t, recovery.Recovering, r.state(1).State)
@@ -202,7 +204,7 @@ func TestOwnRequestsFillTheWindow(t *testing.T) {
 	r.quiet() // a new request is needed: the replay of request 2 does not end it
 	r.setClock(re.RetryAt)
 	third := r.recovered()
-	assert.Equal(t, t0, third.after)
+	assert.Equal(t, point, third.after)
 	r.snapshot(0, 1, third.id)
 	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
 	reserves, _ := led.calls()

@@ -72,7 +72,17 @@ type producer struct {
 	snapID    int64     // the request whose snapshot_complete copies are being collected
 	snapSeen  map[int]bool
 	lastAlive time.Time // the feed's timestamp of the last alive, to drop duplicates
+	aliveAt   time.Time // when the last alive was received, in our clock: the alive-gap rule
 	savedAt   time.Time // when the record was last saved
+
+	// floor is the feed's timestamp of the last alive read before the last recovery
+	// completed: a processed point must be past it, since the alives before it may have
+	// come ahead of the replay on some session.
+	floor       time.Time
+	coveredFrom time.Time     // where the accepted recovery goes back to
+	hold        *Hold         // a failed message holding the recovery point; nil when none
+	drift       time.Duration // our clock minus the feed's, at the last alive
+	drifting    bool          // drift is past driftWarning (logged)
 
 	// maxDelay is the largest processing delay of a live message since the last check,
 	// in nanoseconds; noDelay when no message was processed. Written by the dispatchers.
@@ -83,11 +93,15 @@ const noDelay = math.MinInt64
 
 // input is what the sessions hand the manager.
 type input struct {
-	ev       feed.Event
-	session  int
-	connDown bool
-	err      error
-	barrier  chan struct{} // closed once everything due before it is handled (tests)
+	ev             feed.Event
+	session        int
+	connDown       bool
+	err            error
+	processed      int       // a producer whose processed point moved to through (ProcessedThrough)
+	through        time.Time //
+	failed         *Hold     // a listener call that failed, of failedProducer (ListenerFailed)
+	failedProducer int
+	barrier        chan struct{} // closed once everything due before it is handled (tests)
 }
 
 // NewManager checks cfg and returns a manager; it starts nothing until Open.
@@ -347,8 +361,19 @@ func (m *Manager) nextRetryLocked(now time.Time) time.Time {
 }
 
 func (m *Manager) handleInput(in input) {
-	if in.connDown {
+	switch {
+	case in.connDown:
 		m.do(func(now time.Time) { m.onConnectionDown(in.err, now) })
+		return
+	case in.processed != 0:
+		if p, ok := m.producers[in.processed]; ok {
+			m.do(func(now time.Time) { m.onProcessed(p, in.through, now) })
+		}
+		return
+	case in.failed != nil:
+		if p, ok := m.producers[in.failedProducer]; ok {
+			m.do(func(now time.Time) { m.onFailed(p, in.failed, now) })
+		}
 		return
 	}
 	ev := in.ev
@@ -379,6 +404,7 @@ func (m *Manager) check(now time.Time) {
 			m.checkSilent(p, now)
 			m.checkTimeout(p, now)
 			m.checkDelay(p, now)
+			m.checkHold(p, now)
 		}
 	})
 }

@@ -84,17 +84,20 @@ func TestMissingHeartbeatRegistersTheDisconnectionAndAlivesResumeRecovery(t *tes
 }
 
 // An alive late by more than the limit (our listener was down, the feed slow) requests a
-// recovery from the previous alive.
+// recovery from the previous alive, the recovery point.
 func TestLateAliveRequestsRecoveryFromThePreviousAlive(t *testing.T) {
 	r := newRig(t, recovery.Config{CheckInterval: time.Hour}) // the check is not what finds it
 	r.healthy(1)
+	r.clk.Advance(10 * time.Second)
+	r.alive(1, true)
 	prev := r.clk.Now()
+	require.Equal(t, prev, r.state(1).LastSubscribedAt, "processed through the alive after the up")
 	r.clk.Advance(16 * time.Second)
 	r.alive(1, true)
 	assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
 	c := r.recovered()
 	assert.Equal(t, prev, c.after)
-	assert.Equal(t, r.clk.Now(), r.state(1).LastSubscribedAt, "the alive still updates the subscription time")
+	assert.Equal(t, prev, r.state(1).LastSubscribedAt, "the point stays while the producer is down")
 
 	// Within the limit nothing happens: the prematch producer allows 5 minutes.
 	r.healthy(3)
@@ -104,8 +107,8 @@ func TestLateAliveRequestsRecoveryFromThePreviousAlive(t *testing.T) {
 	r.api.none(t)
 }
 
-// subscribed=0: a recovery for the period since the last subscription, and the
-// subscription time updated.
+// subscribed=0: a recovery for the period since the last subscription (the recovery
+// point), which stays there until the producer is healthy again.
 func TestUnsubscribedAliveRecoversSinceTheLastSubscription(t *testing.T) {
 	r := newRig(t, recovery.Config{})
 	r.healthy(1)
@@ -117,7 +120,7 @@ func TestUnsubscribedAliveRecoversSinceTheLastSubscription(t *testing.T) {
 	assert.Equal(t, "down 1 Other", r.next())
 	c := r.recovered()
 	assert.Equal(t, lastSub, c.after, "rule 2a")
-	assert.Equal(t, r.clk.Now(), r.state(1).LastSubscribedAt)
+	assert.Equal(t, lastSub, r.state(1).LastSubscribedAt, "the point stays while the producer is down")
 	assert.Equal(t, uint64(1), r.m.Stats().Unsubscribed)
 }
 
@@ -166,7 +169,8 @@ func TestConnectionDownDisconnectsAndRepeatsARecoveryInProgress(t *testing.T) {
 	assert.Equal(t, c3.after, again.after, "rule 1: what the cut recovery covered")
 	r.alive(1, true)
 	c1 := r.recovered()
-	assert.Equal(t, t0, c1.after, "from the last alive before the drop")
+	assert.Equal(t, t0.Add(-recovery.DefaultAssumedDowntime), c1.after,
+		"from the recovery point: the first recovery's start, as no alive was read after its replay")
 	r.snapshot(0, 3, again.id)
 	assert.Equal(t, "up 3 FirstRecoveryCompleted", r.next())
 	r.snapshot(0, 1, c1.id)

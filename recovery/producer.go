@@ -61,7 +61,9 @@ type Record struct {
 	Producer int `json:"producer"`
 	// State is the producer's state.
 	State State `json:"state"`
-	// LastSubscribedAt is when the last alive with subscribed=1 was received.
+	// LastSubscribedAt is the recovery point, in the feed's clock: the timestamp of the
+	// last alive with subscribed=1 before which every message received was processed,
+	// held back by a failed listener call (see the package doc).
 	LastSubscribedAt time.Time `json:"last_subscribed_at,omitzero"`
 	// RecoveryRequestedAt is when the last recovery was requested.
 	RecoveryRequestedAt time.Time `json:"recovery_requested_at,omitzero"`
@@ -70,8 +72,8 @@ type Record struct {
 	RecoverySnapshotID int64 `json:"recovery_snapshot_id,omitempty"`
 	// RecoveryNodeID is the node the last recovery was requested for.
 	RecoveryNodeID feed.NodeID `json:"recovery_node_id,omitzero"`
-	// LastDisconnectedAt is the time of the last alive received before a disconnection
-	// was registered (alives missing, the connection lost); zero when the producer has not
-	// been disconnected since its last completed recovery.
+	// LastDisconnectedAt is the recovery point when a disconnection was registered
+	// (alives missing, the connection lost), where the recovery goes back to; zero when
+	// the producer has not been disconnected since its last completed recovery.
 	LastDisconnectedAt time.Time `json:"last_disconnected_at,omitzero"`
 }

@@ -93,6 +93,7 @@ func (m *Manager) onResult(r result, now time.Time) {
 		m.reportLocked(&RequestError{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from, RetryAt: p.retryAt, Err: ErrRateLimited})
 	default:
 		p.needs, p.attempt, p.retryAt = false, 0, time.Time{}
+		p.coveredFrom = r.req.from
 		p.rec.State = Recovering
 		p.rec.RecoveryRequestedAt = r.req.at
 		p.rec.RecoverySnapshotID = r.req.id

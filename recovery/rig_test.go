@@ -37,8 +37,20 @@ func newRig(t *testing.T, cfg recovery.Config) *rig {
 	return newRigAt(t, cfg, t0)
 }
 
-// alive sends an alive of producer p stamped now, as a session would.
+// alive sends an alive of producer p stamped now, as a session would, and, for one with
+// subscribed=1, tells the manager it is processed through it, as the SDK's tracker does
+// when no message before the alive is pending.
 func (r *rig) alive(p int, subscribed bool) {
+	r.aliveQueued(p, subscribed)
+	if subscribed {
+		r.m.ProcessedThrough(p, r.clk.Now())
+		r.flush()
+	}
+}
+
+// aliveQueued sends an alive of producer p stamped now, with messages before it still
+// being processed: the processed point does not move.
+func (r *rig) aliveQueued(p int, subscribed bool) {
 	r.system(0, &feed.Alive{Header: feed.Header{Producer: p, Timestamp: r.clk.Now()}, Subscribed: subscribed})
 }
 

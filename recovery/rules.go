@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"cmp"
 	"log/slog"
 	"time"
 
@@ -25,8 +26,12 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	}
 	p.lastAlive = a.Timestamp
 	m.stats.Alives++
+	m.observeDrift(p, a.Timestamp, now)
 	m.mon.BeatAt(p.feed.ID, now) // the same instant the gap below is measured to
-	prev := p.rec.LastSubscribedAt
+	// Liveness is measured in our clock, between receipts; the recovery point is in the
+	// feed's (onProcessed).
+	prev := p.aliveAt
+	p.aliveAt = now
 	changed := false
 	if !a.Subscribed {
 		// The feed no longer routes to us: recover the period since the last successful
@@ -44,8 +49,8 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 		case Healthy:
 			if !prev.IsZero() && pastLimit(now.Sub(prev), p.limit) {
 				// Our listener was down, or the feed slow: messages may be missing since
-				// the previous alive.
-				p.rec.LastDisconnectedAt = prev
+				// the previous alive, which the recovery point is at or before.
+				p.rec.LastDisconnectedAt = p.rec.LastSubscribedAt
 				p.rec.State = Disconnected
 				m.stats.Disconnections++
 				m.update(p, feed.AliveIntervalViolation, now)
@@ -59,10 +64,7 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 			}
 		}
 	}
-	p.rec.LastSubscribedAt = now
-	if changed || now.Sub(p.savedAt) >= m.s.CheckInterval {
-		// An alive alone moves LastSubscribedAt only: saving it at most once per check
-		// interval means a restart recovers a few seconds more, never less.
+	if changed {
 		m.saveLocked(p, now)
 	}
 	m.kick(p, now)
@@ -163,9 +165,19 @@ func (m *Manager) maybeComplete(p *producer, now time.Time) {
 }
 
 func (m *Manager) becomeHealthy(p *producer, now time.Time) {
+	// The recovery point restarts where the recovery went back to: its replay may still
+	// be queued, so only an alive read after it can move the point on (floor).
+	if from := cmp.Or(p.coveredFrom, p.from, p.rec.LastDisconnectedAt); !from.IsZero() {
+		p.rec.LastSubscribedAt = from
+		m.releaseReplayedHold(p, from)
+		if p.hold != nil && p.hold.Timestamp.Before(from) {
+			p.rec.LastSubscribedAt = p.hold.Timestamp
+		}
+	}
+	p.floor = p.lastAlive
 	p.rec.State = Healthy
 	p.rec.LastDisconnectedAt = time.Time{}
-	p.needs, p.again, p.from = false, false, time.Time{}
+	p.needs, p.again, p.from, p.coveredFrom = false, false, time.Time{}, time.Time{}
 	reason := feed.ReturnedFromInactivity
 	if !p.recovered {
 		reason = feed.FirstRecoveryCompleted

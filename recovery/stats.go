@@ -20,6 +20,11 @@ type Stats struct {
 	StatusChanges       uint64 // status changes told to the listener
 	Malformed           uint64 // system messages that could not be decoded
 	UnknownProducer     uint64 // system messages of producers not configured
+	ListenerFailures    uint64 // listener calls that failed or panicked (ListenerFailed)
+	Holds               uint64 // times a failed call began to hold a recovery point
+	HoldsReplayed       uint64 // holds released by a recovery that replayed their message
+	HoldsGivenUp        uint64 // holds released because their message left the recovery window (HoldGivenUpError)
+	DriftWarnings       uint64 // times the feed's clock was found more than 5 s from ours
 }
 
 // Stats returns the manager's counters.
@@ -40,6 +45,12 @@ type ProducerState struct {
 	// yet; RetryAt is when it is tried next, if it is waiting.
 	RecoveryPending bool
 	RetryAt         time.Time
+	// Hold is the failed message holding the recovery point (LastSubscribedAt) at or
+	// before its timestamp; nil when none.
+	Hold *Hold
+	// ClockDrift is our clock minus the feed's at the last alive: how late the feed's
+	// timestamps run (negative: ahead), broker and consumer backlog included.
+	ClockDrift time.Duration
 }
 
 // Producers returns the state of every producer, in Config.Producers order.
@@ -48,8 +59,13 @@ func (m *Manager) Producers() []ProducerState {
 	defer m.mu.Unlock()
 	out := make([]ProducerState, 0, len(m.order))
 	for _, p := range m.order {
-		out = append(out, ProducerState{Record: p.rec, Up: p.up, Delayed: p.delayed,
-			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt})
+		st := ProducerState{Record: p.rec, Up: p.up, Delayed: p.delayed,
+			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt, ClockDrift: p.drift}
+		if p.hold != nil {
+			h := *p.hold
+			st.Hold = &h
+		}
+		out = append(out, st)
 	}
 	return out
 }
