@@ -90,6 +90,8 @@ func New(cfg Config) (*SDK, error) {
 	s.manager, err = recovery.NewManager(rc)
 	if err != nil {
 		_ = s.global.Close(context.Background())
+	} else {
+		s.tracker.OnProcessed(s.manager.ProcessedThrough)
 	}
 	if errors.Is(err, recovery.ErrNoRequester) {
 		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", recovery.EnabledEnv)
@@ -110,6 +112,8 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 	var disp feed.Dispatcher
 	var workers *concurrent.OddsFeedListener
 	var serial *trackedSerial
+	var stream *concurrent.Stream
+	h := &hooked{l: sc.Listener, processed: observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock)), failed: s.manager.ListenerFailed}
 	if s.cfg.Concurrent.Enabled {
 		cc := s.cfg.Concurrent
 		if cc.OnError == nil {
@@ -118,25 +122,25 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 		if cc.Logger == nil {
 			cc.Logger = s.cfg.Logger
 		}
-		w, err := concurrent.NewOddsFeedListener(&hooked{l: sc.Listener, processed: observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock))}, s.tracker, cc)
+		w, err := concurrent.NewOddsFeedListener(h, s.tracker, cc)
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.Concurrent: %w", err)
 		}
-		disp, workers = w, w
+		disp, workers, stream = w, w, w.Stream()
 	} else {
-		ts, err := newTrackedSerial(sc.Listener, observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock)), s.tracker, feed.DispatcherOptions{
+		ts, err := newTrackedSerial(h, s.tracker, feed.DispatcherOptions{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
 		}
-		disp, serial = ts, ts
+		disp, serial, stream = ts, ts, ts.stream
 	}
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
 		Interest:    sc.Interest,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
 		Global:      s.global,
-		System:      s.manager.SystemHandler(i),
+		System:      systemMarks{next: s.manager.SystemHandler(i), stream: stream},
 		MaxBodySize: s.cfg.MaxBodySize,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,

@@ -25,7 +25,7 @@ func TestTrackedSerialCloseWhileDispatchIsBlocked(t *testing.T) {
 		<-gate
 		return nil
 	}
-	ts, err := newTrackedSerial(rec, nil, tracker, feed.DispatcherOptions{QueueSize: 1})
+	ts, err := newTrackedSerial(&hooked{l: rec}, tracker, feed.DispatcherOptions{QueueSize: 1})
 	require.NoError(t, err)
 	rc := concurrent.RecoveryContext{Producer: 1, RequestID: 9}
 	ev := func(i int64) feed.Event {
