@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/durcheck"
 )
 
 // DefaultTick is the expiry resolution when Config.Tick is 0: a key is found lost at most
@@ -17,6 +18,10 @@ const DefaultTick = time.Second
 // last seen plus timeout, inside an int64 of nanoseconds.
 const MaxTimeout = time.Duration(1 << 61)
 
+// MinTimeout is the shortest timeout a key can have: a shorter one is a number written
+// without its unit (Timeout: 30 is 30ns), and is refused.
+const MinTimeout = time.Millisecond
+
 // MaxShards bounds Config.Shards: more locks than this only cost memory.
 const MaxShards = 1 << 12
 
@@ -25,7 +30,7 @@ const MaxShards = 1 << 12
 type Config[K comparable] struct {
 	// Timeout is the default timeout of a key: the key is lost when it has not beaten for
 	// that long, a silence of exactly Timeout included. It must be positive unless
-	// TimeoutOf is set, and at most MaxTimeout.
+	// TimeoutOf is set, between MinTimeout and MaxTimeout.
 	Timeout time.Duration
 	// TimeoutOf, if set, gives a key's timeout (per key or per class of key). It is asked
 	// when the key is first seen, outside any lock, so it may call the Monitor; it should be
@@ -36,7 +41,8 @@ type Config[K comparable] struct {
 	TimeoutOf func(key K) time.Duration
 	// Tick is the expiry resolution: deadlines are rounded up to the next multiple of Tick
 	// after the monitor's creation, so a key is found lost at most one Tick after its
-	// deadline, and Run advances once per Tick. 0 means DefaultTick (1s).
+	// deadline, and Run advances once per Tick. 0 means DefaultTick (1s). It has no floor:
+	// a Tick of 1ns makes expiry exact, a fair choice for a few keys advanced by hand.
 	Tick time.Duration
 	// OnLost, if set, is called once when a key is found silent past its timeout, with the
 	// time of its last beat. See the package doc for where and in which order callbacks run.
@@ -74,6 +80,8 @@ func (c Config[K]) resolve() (settings[K], error) {
 		return s, fmt.Errorf("heartbeat: Config.Timeout %v must be positive when Config.TimeoutOf is nil", c.Timeout)
 	case c.Timeout > MaxTimeout:
 		return s, fmt.Errorf("heartbeat: Config.Timeout %v must be at most %v", c.Timeout, MaxTimeout)
+	case c.Timeout > 0 && c.Timeout < MinTimeout:
+		return s, fmt.Errorf("heartbeat: %w", durcheck.AtLeast("Config.Timeout", c.Timeout, MinTimeout))
 	case c.Tick < 0:
 		return s, fmt.Errorf("heartbeat: Config.Tick %v must not be negative (0 means %v)", c.Tick, DefaultTick)
 	case c.Shards < 0 || c.Shards > MaxShards || bits.OnesCount(uint(c.Shards)) > 1:

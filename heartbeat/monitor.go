@@ -129,10 +129,10 @@ func (m *Monitor[K]) beat(key K, ns int64) {
 // last seen, and may be due at once (the next Advance then finds the key lost). A lost key
 // stays lost until it beats. It returns an error wrapping ErrUnknownKey for a key not
 // tracked (beat it first: a key is tracked from its first beat, never from a timeout
-// alone), and an error for d <= 0 or d > MaxTimeout.
+// alone), and an error for d outside MinTimeout to MaxTimeout.
 func (m *Monitor[K]) SetTimeout(key K, d time.Duration) error {
-	if d <= 0 || d > MaxTimeout {
-		return fmt.Errorf("heartbeat: SetTimeout %v for key %v must be positive and at most %v", d, key, MaxTimeout)
+	if d < MinTimeout || d > MaxTimeout {
+		return fmt.Errorf("heartbeat: SetTimeout %v for key %v must be between %v and %v", d, key, MinTimeout, MaxTimeout)
 	}
 	s, hash := m.shardOf(key)
 	s.mu.Lock()

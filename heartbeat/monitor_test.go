@@ -285,11 +285,13 @@ func TestSetTimeoutErrors(t *testing.T) {
 	assert.False(t, ok, "SetTimeout does not track a key")
 
 	m.Beat("a")
-	for _, d := range []time.Duration{0, -time.Second, MaxTimeout + 1} {
+	for _, d := range []time.Duration{0, -time.Second, 30, MinTimeout - 1, MaxTimeout + 1} {
 		err := m.SetTimeout("a", d)
 		require.Error(t, err, "%v", d)
-		assert.Contains(t, err.Error(), "heartbeat: SetTimeout "+d.String()+" for key a must be positive")
+		assert.Contains(t, err.Error(), "heartbeat: SetTimeout "+d.String()+" for key a must be between 1ms and")
 	}
+	require.NoError(t, m.SetTimeout("a", MinTimeout))
+	require.NoError(t, m.SetTimeout("a", 10*time.Second))
 	assert.Equal(t, 10*time.Second, state(t, m, "a").Timeout)
 }
 

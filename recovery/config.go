@@ -13,6 +13,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/durcheck"
 )
 
 // Defaults of Config.
@@ -39,7 +40,10 @@ type Requester interface {
 }
 
 // Config configures a Manager. The zero value of each field means its default; Requester
-// is required unless recoveries are disabled.
+// is required unless recoveries are disabled. A duration below its field's floor (a
+// minute for MaxRecoveryLength, a second for AssumedDowntime and RecoveryTimeout, a
+// millisecond for the others) is refused: it is a number written without its unit
+// (RecoveryTimeout: 60 is 60ns), not a setting.
 type Config struct {
 	// Producers are the producers to follow; nil means feed.DefaultProducers(). Messages
 	// of other producers are counted and ignored.
@@ -143,21 +147,24 @@ func (c Config) resolve(getenv func(string) string) (settings, error) {
 		if d <= 0 {
 			return s, fmt.Errorf("recovery: Config.HeartbeatLimits[%d] %v must be positive", id, d)
 		}
+		if err := durcheck.AtLeast(fmt.Sprintf("Config.HeartbeatLimits[%d]", id), d, minHeartbeatLimit); err != nil {
+			return s, fmt.Errorf("recovery: %w", err)
+		}
 	}
 	if s.enabled && s.Requester == nil {
 		return s, ErrNoRequester
 	}
 	durations := []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
+		name     string
+		v        *time.Duration
+		def, min time.Duration
 	}{
-		{"MaxRecoveryLength", &s.MaxRecoveryLength, DefaultMaxRecoveryLength},
-		{"AssumedDowntime", &s.AssumedDowntime, DefaultAssumedDowntime},
-		{"CheckInterval", &s.CheckInterval, DefaultCheckInterval},
-		{"RecoveryTimeout", &s.RecoveryTimeout, DefaultRecoveryTimeout},
-		{"RetryInitial", &s.RetryInitial, DefaultRetryInitial},
-		{"RetryMax", &s.RetryMax, DefaultRetryMax},
+		{"MaxRecoveryLength", &s.MaxRecoveryLength, DefaultMaxRecoveryLength, time.Minute},
+		{"AssumedDowntime", &s.AssumedDowntime, DefaultAssumedDowntime, time.Second},
+		{"CheckInterval", &s.CheckInterval, DefaultCheckInterval, time.Millisecond},
+		{"RecoveryTimeout", &s.RecoveryTimeout, DefaultRecoveryTimeout, time.Second},
+		{"RetryInitial", &s.RetryInitial, DefaultRetryInitial, time.Millisecond},
+		{"RetryMax", &s.RetryMax, DefaultRetryMax, time.Millisecond},
 	}
 	for _, d := range durations {
 		switch {
@@ -166,9 +173,17 @@ func (c Config) resolve(getenv func(string) string) (settings, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+		if err := durcheck.AtLeast("Config."+d.name, *d.v, d.min); err != nil {
+			return s, fmt.Errorf("recovery: %w", err)
+		}
 	}
 	if s.MaxProcessingDelay == 0 {
 		s.MaxProcessingDelay = DefaultMaxProcessingDelay
+	}
+	if s.MaxProcessingDelay > 0 {
+		if err := durcheck.AtLeast("Config.MaxProcessingDelay", s.MaxProcessingDelay, time.Millisecond); err != nil {
+			return s, fmt.Errorf("recovery: %w", err)
+		}
 	}
 	s.retry = backoff.Policy{Initial: s.RetryInitial, Max: s.RetryMax, Jitter: 0.5}
 	if err := s.retry.Validate("recovery: Config.Retry"); err != nil {
@@ -216,3 +231,7 @@ func (s *settings) maxLength(p feed.Producer) time.Duration {
 }
 
 var osGetenv = os.Getenv
+
+// minHeartbeatLimit is the shortest heartbeat limit taken: below it, a duration was surely
+// meant in another unit.
+const minHeartbeatLimit = time.Millisecond

@@ -50,6 +50,19 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"Limits MaxLength under MinLength", recovery.Config{Limits: recovery.Limits{{MinLength: time.Hour, MaxLength: time.Minute, Windows: w}}},
 			[]string{"Config.Limits[0].MaxLength"}},
 		{"negative Sessions", recovery.Config{Sessions: -1}, []string{"Config.Sessions", "-1"}},
+		// A number without its unit is nanoseconds: each duration has a floor that catches it.
+		{"RecoveryTimeout without a unit", recovery.Config{RecoveryTimeout: 60},
+			[]string{"Config.RecoveryTimeout 60ns is under the minimum of 1s", "60 * time.Second?"}},
+		{"RecoveryTimeout under a second", recovery.Config{RecoveryTimeout: 999 * time.Millisecond},
+			[]string{"Config.RecoveryTimeout 999ms is under the minimum of 1s"}},
+		{"MaxRecoveryLength without a unit", recovery.Config{MaxRecoveryLength: 60}, []string{"Config.MaxRecoveryLength 60ns", "minimum of 1m0s"}},
+		{"AssumedDowntime without a unit", recovery.Config{AssumedDowntime: 600}, []string{"Config.AssumedDowntime 600ns", "minimum of 1s"}},
+		{"CheckInterval without a unit", recovery.Config{CheckInterval: 15}, []string{"Config.CheckInterval 15ns", "minimum of 1ms", "15 * time.Second?"}},
+		{"RetryInitial without a unit", recovery.Config{RetryInitial: 1}, []string{"Config.RetryInitial 1ns", "minimum of 1ms"}},
+		{"RetryMax without a unit", recovery.Config{RetryMax: 120}, []string{"Config.RetryMax 120ns", "minimum of 1ms"}},
+		{"MaxProcessingDelay without a unit", recovery.Config{MaxProcessingDelay: 20}, []string{"Config.MaxProcessingDelay 20ns", "minimum of 1ms"}},
+		{"HeartbeatLimits without a unit", recovery.Config{HeartbeatLimits: map[int]time.Duration{1: 15}},
+			[]string{"Config.HeartbeatLimits[1] 15ns is under the minimum of 1ms", "15 * time.Second?"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,6 +87,10 @@ func TestConfigDefaultsAreAccepted(t *testing.T) {
 		{Producers: []feed.Producer{}},
 		{HeartbeatLimits: map[int]time.Duration{1: time.Second, 3: time.Hour}},
 		{Sessions: 3, RetryInitial: time.Minute, RetryMax: time.Minute},
+		// Each floor itself is accepted.
+		{MaxRecoveryLength: time.Minute, AssumedDowntime: time.Second, CheckInterval: time.Millisecond, RecoveryTimeout: time.Second,
+			RetryInitial: time.Millisecond, RetryMax: time.Millisecond, MaxProcessingDelay: time.Millisecond,
+			HeartbeatLimits: map[int]time.Duration{1: time.Millisecond}},
 	} {
 		cfg.Requester = &fakeAPI{}
 		m, err := recovery.NewManager(cfg)
