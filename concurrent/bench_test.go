@@ -22,48 +22,139 @@ func oddsChanges(matches, producer int) []*feed.OddsChange {
 	return ms
 }
 
-// BenchmarkOverhead measures the layer's own cost per event: a task made, tracked,
-// scheduled, run on a worker (a listener that does nothing) and completed; 1,000 matches,
-// 10 workers, decoded messages so that no XML decode is counted. The "hashed" sub-benchmark
-// is the seed's allocator doing the same.
+// BenchmarkOverhead measures the layer's own cost per event, on the path a session's
+// events take: a task made, tracked on the listener's Stream (with an alive every
+// overheadAliveEvery events, so the processed point moves as in a session), scheduled,
+// run on a worker (a listener that does nothing) and completed; 1,000 matches, 10
+// workers, decoded messages so that no XML decode is counted.
+//
+// Two baselines are timed in the same run: the same listener tracking its tasks without a
+// Stream (no processed point: no-watermark-ns/op, x-of-no-watermark, the watermark's own
+// cost), and the seed's hashed allocator doing the same work (hashed-ns/op, x-of-hashed).
+// After every overheadChunk events of the benchmark (each chunk waited for until done), a
+// chunk of each baseline is timed with the benchmark's timer stopped, so that all three
+// see the same spells of load.
 func BenchmarkOverhead(b *testing.B) {
 	const matches = 1000
 	msgs := oddsChanges(matches, 1)
 	ctx := context.Background()
-	b.Run("by-match", func(b *testing.B) {
-		tracker := NewTaskLifecycleTracker()
-		c, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, tracker, Config{Threads: 10})
-		if err != nil {
+	live := RecoveryContext{Producer: 1}
+
+	tracker := NewTaskLifecycleTracker()
+	c, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, tracker, Config{Threads: 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	alive := time.UnixMilli(1_700_000_000_000)
+	i := 0
+	onStream := func() {
+		m := msgs[i%len(msgs)]
+		if err := c.submit(ctx, m.Event, true, live, &task{msg: m}); err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close(ctx)
-		measureOverhead(b, tracker, func(m *feed.OddsChange) error { return c.OnOddsChange(ctx, m) }, msgs)
-	})
-	b.Run("hashed", func(b *testing.B) {
-		tracker := NewTaskLifecycleTracker()
-		a := NewTaskAllocator(feed.BaseOddsFeedListener{}, tracker, 10, DefaultQueueSize/10)
-		defer a.Close()
-		measureOverhead(b, tracker, func(m *feed.OddsChange) error { return a.Submit(ctx, m) }, msgs)
-	})
+		if i++; i%overheadAliveEvery == 0 {
+			alive = alive.Add(time.Second)
+			c.stream.Alive(1, alive)
+		}
+	}
+
+	plainTracker := NewTaskLifecycleTracker()
+	plain, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, plainTracker, Config{Threads: 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	noWatermark := newOverheadBaseline(plainTracker, func(m *feed.OddsChange) error {
+		return plain.submit(ctx, m.Event, false, live, &task{msg: m})
+	}, msgs)
+
+	hashedTracker := NewTaskLifecycleTracker()
+	a := NewTaskAllocator(feed.BaseOddsFeedListener{}, hashedTracker, 10, DefaultQueueSize/10)
+	defer a.Close()
+	hashed := newOverheadBaseline(hashedTracker, func(m *feed.OddsChange) error { return a.Submit(ctx, m) }, msgs)
+
+	// Warm all three up: lanes, rings and maps at their steady size.
+	for range 200 * matches {
+		onStream()
+	}
+	_ = tracker.Wait(ctx, live)
+	noWatermark.warm()
+	hashed.warm()
+
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		onStream()
+		if n++; n == overheadChunk {
+			n = 0
+			_ = tracker.Wait(ctx, live) // the chunk is done: its cost is all counted
+			b.StopTimer()
+			noWatermark.chunk(b)
+			hashed.chunk(b)
+			b.StartTimer()
+		}
+	}
+	_ = tracker.Wait(ctx, live)
+	if hashed.ops == 0 {
+		noWatermark.chunk(b)
+		hashed.chunk(b)
+	}
+	through, ok := tracker.Processed(1)
+	if i >= overheadAliveEvery && (!ok || through.Before(alive.Add(-time.Second))) {
+		b.Fatalf("the processed point is at %v (%v), the alives at %v", through, ok, alive)
+	}
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(noWatermark.ns(), "no-watermark-ns/op")
+	b.ReportMetric(ns/noWatermark.ns(), "x-of-no-watermark")
+	b.ReportMetric(hashed.ns(), "hashed-ns/op")
+	b.ReportMetric(ns/hashed.ns(), "x-of-hashed")
 }
 
-// measureOverhead warms a scheduler up (lanes, rings and maps at their steady size), then
-// times b.N submissions of msgs, round robin, until the tracker sees them all done.
-func measureOverhead(b *testing.B, tracker *TaskLifecycleTracker, submit func(*feed.OddsChange) error, msgs []*feed.OddsChange) {
-	live := RecoveryContext{Producer: 1}
-	for i := range 200 * len(msgs) {
-		_ = submit(msgs[i%len(msgs)])
-	}
-	_ = tracker.Wait(context.Background(), live)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		if err := submit(msgs[i%len(msgs)]); err != nil {
+// overheadChunk is how many events of each go between the switches of BenchmarkOverhead;
+// overheadAliveEvery how many events go between two alives on its Stream.
+const (
+	overheadChunk      = 1 << 16
+	overheadAliveEvery = 1000
+)
+
+// overheadBaseline times chunks of submissions of msgs, each waited for until its tracker
+// has finished every task.
+type overheadBaseline struct {
+	tracker *TaskLifecycleTracker
+	submit  func(*feed.OddsChange) error
+	msgs    []*feed.OddsChange
+	next    int
+	elapsed time.Duration
+	ops     int
+}
+
+func newOverheadBaseline(t *TaskLifecycleTracker, submit func(*feed.OddsChange) error, msgs []*feed.OddsChange) *overheadBaseline {
+	return &overheadBaseline{tracker: t, submit: submit, msgs: msgs}
+}
+
+func (o *overheadBaseline) chunk(b *testing.B) {
+	start := time.Now()
+	for range overheadChunk {
+		if err := o.submit(o.msgs[o.next%len(o.msgs)]); err != nil {
 			b.Fatal(err)
 		}
+		o.next++
 	}
-	_ = tracker.Wait(context.Background(), live)
+	_ = o.tracker.Wait(context.Background(), RecoveryContext{Producer: 1})
+	o.elapsed += time.Since(start)
+	o.ops += overheadChunk
 }
+
+func (o *overheadBaseline) warm() {
+	for range 200 * len(o.msgs) {
+		_ = o.submit(o.msgs[o.next%len(o.msgs)])
+		o.next++
+	}
+	_ = o.tracker.Wait(context.Background(), RecoveryContext{Producer: 1})
+}
+
+func (o *overheadBaseline) ns() float64 { return float64(o.elapsed.Nanoseconds()) / float64(o.ops) }
 
 // sleepListener blocks each call for a fixed time, as a listener that writes to a
 // database would.

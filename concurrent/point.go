@@ -13,28 +13,32 @@ import (
 // still be queued, or lost with the process.
 //
 // The reading goroutine allocates the ticket of each message it dispatches through the
-// stream (Allocate) and reports each alive with subscribed=1 (Alive); nothing else calls
-// them, so they take no lock beyond the tracker's. A Stream's methods must be called from
-// one goroutine at a time.
+// stream (Allocate) and reports each alive with subscribed=1 (Alive). The point's promise
+// follows the order of those calls on one goroutine, a session's reading goroutine; the
+// methods are safe for concurrent use all the same (an OddsFeedListener's Dispatch may be
+// called from several goroutines), the order between two goroutines' calls being theirs.
 //
-// Cost: a map lookup and an atomic add per message; the tracker's lock once per alive
+// Cost: a map lookup and a few atomic operations per live message, without the tracker's
+// lock (which a replayed message still takes, as Allocate does); the lock once per alive
 // and stream, and once more when the last message before an alive is done.
 type Stream struct {
 	t     *TaskLifecycleTracker
-	lanes map[int]*producerLane // by producer; written by the stream's goroutine under t.mu, read under t.mu by others
+	lanes atomic.Pointer[map[int]*producerLane] // by producer; copied on write under t.mu
 }
 
 // producerLane is one producer's messages on one stream, cut into epochs by its alives.
 type producerLane struct {
 	producer int
-	open     *epoch   // the epoch messages are allocated to now; the stream's goroutine only
-	closed   []*epoch // closed by an alive, not yet done, oldest first; under t.mu
-	through  time.Time
+	live     atomic.Pointer[tracked] // the producer's live context, once allocated; never forgotten by the tracker
+	open     atomic.Pointer[epoch]   // the epoch messages are allocated to now
+	closed   []*epoch                // closed by an alive, not yet done, oldest first; under t.mu
+	through  time.Time               // under t.mu
 }
 
 // epoch is the messages of a lane between two alives. refs counts its unfinished tasks,
 // plus one while it is open, so that whoever takes it to zero, a worker finishing the last
-// task or the alive closing it, moves the point on.
+// task or the alive closing it, moves the point on. Zero is final: nothing joins an epoch
+// that is done.
 type epoch struct {
 	lane *producerLane
 	at   time.Time // the alive that closed it; set before it is published under t.mu
@@ -44,7 +48,8 @@ type epoch struct {
 // NewStream returns a new stream of the tracker: one per session. The processed point
 // of a producer waits for every stream to have reported one of its alives.
 func (t *TaskLifecycleTracker) NewStream() *Stream {
-	s := &Stream{t: t, lanes: make(map[int]*producerLane)}
+	s := &Stream{t: t}
+	s.lanes.Store(&map[int]*producerLane{})
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.streams = append(t.streams, s)
@@ -52,21 +57,41 @@ func (t *TaskLifecycleTracker) NewStream() *Stream {
 }
 
 func (s *Stream) lane(producer int) *producerLane {
-	if l := s.lanes[producer]; l != nil {
+	if l := (*s.lanes.Load())[producer]; l != nil {
+		return l
+	}
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	old := *s.lanes.Load()
+	if l := old[producer]; l != nil {
 		return l
 	}
 	l := &producerLane{producer: producer}
-	l.open = l.newEpoch()
-	s.t.mu.Lock()
-	s.lanes[producer] = l
-	s.t.mu.Unlock()
+	l.open.Store(newEpoch(l))
+	lanes := make(map[int]*producerLane, len(old)+1)
+	for p, x := range old {
+		lanes[p] = x
+	}
+	lanes[producer] = l
+	s.lanes.Store(&lanes)
 	return l
 }
 
-func (l *producerLane) newEpoch() *epoch {
+func newEpoch(l *producerLane) *epoch {
 	e := &epoch{lane: l}
-	e.refs.Add(1) // open
+	e.refs.Store(1) // open
 	return e
+}
+
+// join counts one more task in the lane's open epoch and returns it. An epoch an alive
+// has just closed and its tasks finished is done for good; the alive has opened the next.
+func (l *producerLane) join() *epoch {
+	for {
+		e := l.open.Load()
+		if r := e.refs.Load(); r > 0 && e.refs.CompareAndSwap(r, r+1) {
+			return e
+		}
+	}
 }
 
 // Allocate records a new task of rc, as TaskLifecycleTracker.Allocate does, and counts it
@@ -74,10 +99,21 @@ func (l *producerLane) newEpoch() *epoch {
 // alive until the ticket is completed. An abandoned ticket holds the point for good,
 // since its message was never processed.
 func (s *Stream) Allocate(rc RecoveryContext) Ticket {
-	k := s.t.Allocate(rc)
-	e := s.lane(rc.Producer).open
-	e.refs.Add(1)
-	k.e = e
+	l := s.lane(rc.Producer)
+	var k Ticket
+	if c := l.live.Load(); rc.RequestID == 0 && c != nil {
+		// The live context, most of the traffic: the tracker never forgets it, so its
+		// counts grow without the tracker's lock.
+		c.allocated.Add(1)
+		c.pending.Add(1)
+		k = Ticket{t: s.t, c: c}
+	} else {
+		k = s.t.Allocate(rc)
+		if rc.RequestID == 0 {
+			l.live.Store(k.c)
+		}
+	}
+	k.e = l.join()
 	return k
 }
 
@@ -86,10 +122,9 @@ func (s *Stream) Allocate(rc RecoveryContext) Ticket {
 // on this stream and the others, the producer's processed point reaches at.
 func (s *Stream) Alive(producer int, at time.Time) {
 	l := s.lane(producer)
-	e := l.open
-	e.at = at
-	l.open = l.newEpoch()
 	s.t.mu.Lock()
+	e := l.open.Swap(newEpoch(l))
+	e.at = at
 	l.closed = append(l.closed, e)
 	s.t.mu.Unlock()
 	s.t.release(e)
@@ -130,7 +165,7 @@ func (t *TaskLifecycleTracker) release(e *epoch) {
 func (t *TaskLifecycleTracker) pointLocked(producer int) (time.Time, bool) {
 	var point time.Time
 	for i, s := range t.streams {
-		l := s.lanes[producer]
+		l := (*s.lanes.Load())[producer]
 		if l == nil || l.through.IsZero() {
 			return time.Time{}, false
 		}

@@ -60,10 +60,11 @@ type TaskLifecycleTracker struct {
 
 // tracked holds one context's counts. allocated and pending change under the tracker's
 // lock when they grow, so that a context seen idle under the lock can be forgotten safely;
-// the other counts change without it, as tasks finish on many workers.
+// the other counts change without it, as tasks finish on many workers. A live context
+// ({Producer, 0}) is never forgotten, so a Stream grows its counts without the lock.
 type tracked struct {
 	rc                          RecoveryContext
-	allocated                   uint64 // under TaskLifecycleTracker.mu
+	allocated                   atomic.Uint64
 	started, completed, abandon atomic.Uint64
 	pending                     atomic.Int64
 	watchers                    []*watcher // under TaskLifecycleTracker.mu
@@ -96,7 +97,7 @@ func (t *TaskLifecycleTracker) Allocate(rc RecoveryContext) Ticket {
 	if c == nil {
 		c = t.addLocked(rc)
 	}
-	c.allocated++
+	c.allocated.Add(1)
 	c.pending.Add(1)
 	t.mu.Unlock()
 	return Ticket{t: t, c: c}
@@ -108,6 +109,7 @@ func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
 	}
 	if len(t.contexts) >= max(t.pruneAt, maxIdleContexts) {
 		for k, c := range t.contexts {
+			// Never a live context: Streams hold on to them (Stream.Allocate).
 			if k.RequestID != 0 && c.pending.Load() == 0 && len(c.watchers) == 0 {
 				delete(t.contexts, k)
 			}
@@ -252,5 +254,5 @@ func (t *TaskLifecycleTracker) Snapshot() map[RecoveryContext]TaskCounts {
 // meanwhile can only make Pending look larger, never wrap below zero.
 func (c *tracked) countsLocked() TaskCounts {
 	completed, abandoned, started := c.completed.Load(), c.abandon.Load(), c.started.Load()
-	return TaskCounts{Allocated: c.allocated, Started: started, Completed: completed, Abandoned: abandoned}
+	return TaskCounts{Allocated: c.allocated.Load(), Started: started, Completed: completed, Abandoned: abandoned}
 }
