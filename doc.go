@@ -44,6 +44,14 @@
 // GlobalEventsListener only after every message of the recovery behind it has been
 // processed.
 //
+// A recovery after an outage or a restart goes back to the producer's recovery point: the
+// feed's timestamp of the last alive before which every message the sessions read had
+// finished its listener call, so that nothing the feed sent is lost, neither what a late
+// feed stamped before the outage nor what was queued behind the listeners when a process
+// died. A listener call that returns an error or panics holds the point before its
+// message, so the next recovery replays it (recovery.Config.AdvancePastFailures turns that
+// off). Keep the point in a recovery.FileStore or recovery/pgstore across restarts.
+//
 // Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and the
 // SDK on the embedded broker through an outage, and prints the disconnection, the
 // recovery, the replay and the deferred producer up; with -amqp URL the same traffic goes

@@ -31,6 +31,18 @@
 //	                                                      │
 //	recovery manager ──► GlobalEventsListener ──(up held until the context is idle)──► customer GlobalEventsListener
 //
+// # The processed point
+//
+// The tracker also follows, per producer, how far the listeners have got: each session's
+// dispatcher allocates its tasks on a Stream of the tracker, and the session's alives
+// (subscribed=1) are reported to the same Stream, in the order they were read. The
+// producer's processed point is the feed timestamp of the latest alive before which every
+// message read, on every Stream, has finished its listener call (Processed, OnProcessed):
+// the point a recovery can start from after an outage or a restart without losing what
+// was still queued. It is kept by counts per alive, moved by whichever task finishes last,
+// with no lock per message. An OddsFeedListener dispatches on a Stream of its own
+// (OddsFeedListener.Stream); the SDK in package feedkit does the wiring.
+//
 // # Wiring
 //
 // One TaskLifecycleTracker is shared by the SDK's OddsFeedListeners (one per session) and
