@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,9 +35,20 @@ func TestBadConfigAndRequestsNameTheField(t *testing.T) {
 	}
 	e, err := workflow.New(workflow.Config{Store: store})
 	require.NoError(t, err)
-	_, err = e.Start(t.Context(), workflow.StartRequest{Start: workflow.TaskSpec{ActorType: "x"}})
+	_, _, err = e.Start(t.Context(), workflow.StartRequest{Start: workflow.TaskSpec{ActorType: "x"}})
 	assert.ErrorContains(t, err, "StartRequest.Type is empty")
-	_, err = e.Start(t.Context(), workflow.StartRequest{Type: "order"})
+	_, _, err = e.Start(t.Context(), workflow.StartRequest{Type: "order"})
 	assert.ErrorContains(t, err, "StartRequest.Start.ActorType is empty")
+	for _, key := range []string{strings.Repeat("k", workflow.MaxIdempotencyKeyLen+1), "order\x00 1", "order \xff"} {
+		_, _, err = e.Start(t.Context(), workflow.StartRequest{Type: "order", IdempotencyKey: key, Start: workflow.TaskSpec{ActorType: "x"}})
+		assert.ErrorContains(t, err, "StartRequest.IdempotencyKey", "%q", key)
+	}
+	_, total, err := e.Search(t.Context(), workflow.Query{})
+	require.NoError(t, err)
+	assert.Zero(t, total, "no request refused made a process")
+	_, created, err := e.Start(t.Context(), workflow.StartRequest{Type: "order", IdempotencyKey: strings.Repeat("k", workflow.MaxIdempotencyKeyLen),
+		Start: workflow.TaskSpec{ActorType: "x"}})
+	require.NoError(t, err, "a key of the greatest length")
+	assert.True(t, created)
 	assert.ErrorIs(t, e.Release(t.Context(), workflow.Decision{TaskID: "none"}), workflow.ErrNotFound)
 }

@@ -67,32 +67,65 @@ var (
 type StartRequest struct {
 	Type     string
 	CustomID string
-	Start    TaskSpec
+	// IdempotencyKey, when not empty, makes the start idempotent: the process of Type
+	// that holds the key, if there is one, is returned instead of a new one (see Start).
+	// Give what identifies the work to the caller, e.g. the id of the order the process
+	// runs for. Valid UTF-8 without NUL, at most MaxIdempotencyKeyLen bytes.
+	IdempotencyKey string
+	Start          TaskSpec
 }
 
-// Start creates a process and schedules its start task. It does the minimum before it
-// answers: the process is saved, with a recovery time as soon as its type's idle timeout,
-// so that if what follows (its graph, its start task) breaks off, the recovery service
-// completes it soon. Only a failure to save the process is an error.
-func (e *Engine) Start(ctx context.Context, req StartRequest) (Process, error) {
+// Start creates a process and schedules its start task, and reports created true.
+//
+// With an IdempotencyKey that a process of req.Type holds already, whatever that
+// process's state (running, finished, aborted, restarted), it creates nothing and
+// returns that process, as stored, with created false and a nil error: a starter that
+// restarts, or receives its order twice, starts again with the same key and gets the
+// same process, and of starters racing on one key exactly one creates it. The key is
+// held for ever; running the work again is Restart's job. The request must be the
+// one that created the process (same CustomID and Start, compared with the process's
+// RequestDigest): other arguments under a held key are refused with an error wrapping
+// ErrKeyReused that names the key and the process, which comes with it. A process
+// found whose start broke off (saved, but its graph not created) is begun, as the
+// recovery service would later.
+//
+// It does the minimum before it answers: the process is saved, with a recovery time as
+// soon as its type's idle timeout, so that if what follows (its graph, its start task)
+// breaks off, the recovery service completes it soon. Only a failure to save the
+// process is an error.
+func (e *Engine) Start(ctx context.Context, req StartRequest) (p Process, created bool, err error) {
 	switch {
 	case req.Type == "":
-		return Process{}, errors.New("workflow: StartRequest.Type is empty")
+		return Process{}, false, errors.New("workflow: StartRequest.Type is empty")
 	case req.Start.ActorType == "":
-		return Process{}, errors.New("workflow: StartRequest.Start.ActorType is empty")
+		return Process{}, false, errors.New("workflow: StartRequest.Start.ActorType is empty")
+	}
+	if err := checkKey(req.IdempotencyKey); err != nil {
+		return Process{}, false, err
 	}
 	now := e.clock.Now()
-	p := Process{ID: newID(), Type: req.Type, CustomID: req.CustomID, State: ProcessRunning,
-		Start: req.Start, StartTask: newID(), StartedAt: now,
+	p = Process{ID: newID(), Type: req.Type, CustomID: req.CustomID, IdempotencyKey: req.IdempotencyKey,
+		State: ProcessRunning, Start: req.Start, StartTask: newID(), StartedAt: now,
 		RecoveryTime: now.Add(e.cfg.process(req.Type).IdleTimeout)}
-	if err := e.store.CreateProcess(ctx, p); err != nil {
-		return Process{}, fmt.Errorf("workflow: start: %w", err)
+	if req.IdempotencyKey != "" {
+		p.RequestDigest = req.digest()
 	}
-	p.Version = 1
-	if err := e.begin(ctx, p); err != nil {
-		e.report(fmt.Errorf("workflow: process %s saved, its start left to recovery: %w", p.ID, err))
+	got, created, err := e.store.CreateOrGetProcess(ctx, p)
+	if err != nil {
+		return Process{}, false, fmt.Errorf("workflow: start: %w", err)
 	}
-	return p, nil
+	if !created {
+		if got.RequestDigest != p.RequestDigest {
+			return got, false, fmt.Errorf("workflow: start: StartRequest.IdempotencyKey %q of type %q is held by process %s, started with another CustomID or Start: %w",
+				req.IdempotencyKey, req.Type, got.ID, ErrKeyReused)
+		}
+		e.resume(ctx, got)
+		return got, false, nil
+	}
+	if err := e.begin(ctx, got); err != nil {
+		e.report(fmt.Errorf("workflow: process %s saved, its start left to recovery: %w", got.ID, err))
+	}
+	return got, true, nil
 }
 
 // begin creates a process's graph and start task, and sets its recovery time to its

@@ -92,7 +92,7 @@ func newRig(t *testing.T, cfg workflow.Config) *rig {
 
 func (r *rig) start() workflow.Process {
 	r.t.Helper()
-	p, err := r.e.Start(r.t.Context(), workflow.StartRequest{Type: "order", CustomID: "o-1", Start: workflow.TaskSpec{ActorType: "check", Args: []byte(`{"n":1}`)}})
+	p, _, err := r.e.Start(r.t.Context(), workflow.StartRequest{Type: "order", CustomID: "o-1", Start: workflow.TaskSpec{ActorType: "check", Args: []byte(`{"n":1}`)}})
 	require.NoError(r.t, err)
 	return p
 }

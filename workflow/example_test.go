@@ -17,7 +17,7 @@ func ExampleEngine() {
 		fmt.Println(err)
 		return
 	}
-	p, _ := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: "order-1",
+	p, _, _ := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: "order-1",
 		Start: workflow.TaskSpec{ActorType: "check", Args: []byte(`{"amount":42}`)}})
 
 	// The "check" actor.

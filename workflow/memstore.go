@@ -32,6 +32,7 @@ var _ Store = (*MemoryStore)(nil)
 type MemoryStore struct {
 	mu         sync.Mutex
 	processes  map[string]*processRecord
+	keys       map[processKey]string // (Type, IdempotencyKey) → the id of the process that holds it
 	tasks      map[string]*taskRecord
 	graphs     map[string]*graphRecord        // by ProcessID
 	byProcess  map[string]map[string]struct{} // ProcessID → task ids
@@ -41,6 +42,14 @@ type MemoryStore struct {
 	dueTasks   timeHeap                       // tasks by RecoveryTime
 	dueGraphs  timeHeap                       // graphs by RecoveryTime
 	jobs       map[string]Job
+}
+
+// processKey is an idempotency key in the scope of its process type.
+type processKey struct{ typ, key string }
+
+// keyOf returns p's key, and whether it has one.
+func keyOf(p Process) (processKey, bool) {
+	return processKey{p.Type, p.IdempotencyKey}, p.IdempotencyKey != ""
 }
 
 type processRecord struct {
@@ -66,6 +75,7 @@ type graphRecord struct {
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{
 		processes:  make(map[string]*processRecord),
+		keys:       make(map[processKey]string),
 		tasks:      make(map[string]*taskRecord),
 		graphs:     make(map[string]*graphRecord),
 		byProcess:  make(map[string]map[string]struct{}),
@@ -75,21 +85,59 @@ func NewMemoryStore() *MemoryStore {
 	}
 }
 
-// CreateProcess saves a new process with Version 1 (ErrExists if its id is taken).
+// CreateProcess saves a new process with Version 1 (ErrExists if its id is taken, or
+// its idempotency key within its type).
 func (s *MemoryStore) CreateProcess(ctx context.Context, p Process) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if k, ok := keyOf(p); ok {
+		if id, taken := s.keys[k]; taken {
+			return fmt.Errorf("workflow: process %s: key %q of type %q held by process %s: %w", p.ID, k.key, k.typ, id, ErrExists)
+		}
+	}
+	_, err := s.createProcess(p)
+	return err
+}
+
+// CreateOrGetProcess saves p with Version 1, unless a process of its type holds its
+// idempotency key (not empty): then it returns a copy of that process and created false,
+// under the same lock as the save, so that of racing calls one creates. ErrExists if
+// p's id is taken.
+func (s *MemoryStore) CreateOrGetProcess(ctx context.Context, p Process) (Process, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Process{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := keyOf(p); ok {
+		if id, taken := s.keys[k]; taken {
+			return cloneProcess(s.processes[id].p), false, nil
+		}
+	}
+	r, err := s.createProcess(p)
+	if err != nil {
+		return Process{}, false, err
+	}
+	return cloneProcess(r.p), true, nil
+}
+
+// createProcess saves p with Version 1 and indexes it, unless its id is taken. The
+// caller holds the lock and has checked its key.
+func (s *MemoryStore) createProcess(p Process) (*processRecord, error) {
 	if _, ok := s.processes[p.ID]; ok {
-		return fmt.Errorf("workflow: process %s: %w", p.ID, ErrExists)
+		return nil, fmt.Errorf("workflow: process %s: %w", p.ID, ErrExists)
 	}
 	r := &processRecord{p: cloneProcess(p), due: newHeapItem(p.ID)}
 	r.p.Version = 1
 	s.processes[p.ID] = r
+	if k, ok := keyOf(p); ok {
+		s.keys[k] = p.ID
+	}
 	s.dueProcs.setDue(&r.due, r.p.RecoveryTime)
-	return nil
+	return r, nil
 }
 
 // Process returns a copy of a process (ErrNotFound).
@@ -107,7 +155,8 @@ func (s *MemoryStore) Process(ctx context.Context, id string) (Process, error) {
 }
 
 // UpdateProcess writes p if the stored version is p.Version (ErrConflict otherwise,
-// ErrNotFound if there is none) and returns a copy of it with the next version.
+// ErrNotFound if there is none, ErrExists if another process holds its idempotency key
+// within its type) and returns a copy of it with the next version.
 func (s *MemoryStore) UpdateProcess(ctx context.Context, p Process) (Process, error) {
 	if err := ctx.Err(); err != nil {
 		return Process{}, err
@@ -121,6 +170,20 @@ func (s *MemoryStore) UpdateProcess(ctx context.Context, p Process) (Process, er
 	if r.p.Version != p.Version {
 		return Process{}, fmt.Errorf("workflow: process %s: version %d, stored %d: %w",
 			p.ID, p.Version, r.p.Version, ErrConflict)
+	}
+	oldKey, hadKey := keyOf(r.p)
+	newKey, hasKey := keyOf(p)
+	if hasKey && (!hadKey || newKey != oldKey) {
+		if id, taken := s.keys[newKey]; taken {
+			return Process{}, fmt.Errorf("workflow: process %s: key %q of type %q held by process %s: %w",
+				p.ID, newKey.key, newKey.typ, id, ErrExists)
+		}
+	}
+	if hadKey {
+		delete(s.keys, oldKey)
+	}
+	if hasKey {
+		s.keys[newKey] = p.ID
 	}
 	r.p = cloneProcess(p)
 	r.p.Version++

@@ -56,10 +56,22 @@ type TaskSpec struct {
 
 // Process is one run of a workflow: a graph of tasks from a start task.
 type Process struct {
-	ID       string
-	Type     string
-	CustomID string // the caller's own key, searchable
-	State    ProcessState
+	ID   string
+	Type string
+	// CustomID is the caller's own label, searchable, and shared by as many processes as
+	// the caller likes (a customer's id on each of its orders): it is no identity.
+	CustomID string
+	// IdempotencyKey, when not empty, names the process among those of its Type: a store
+	// holds one process per (Type, IdempotencyKey), for ever, whatever its state, so that
+	// a start repeated with the key gets the process back (see Engine.Start). Empty: the
+	// process has none.
+	IdempotencyKey string
+	// RequestDigest is a digest of the start request that created the process with its
+	// IdempotencyKey (its CustomID and Start, as first given; empty when there is no
+	// key): kept apart from Start, which a restart from a task replaces, so that a start
+	// of the key with other arguments is told from a retry of the first.
+	RequestDigest string
+	State         ProcessState
 	// Start is the first task: kept on the process so that recovery can schedule it when
 	// the start broke off after the process was saved.
 	Start     TaskSpec

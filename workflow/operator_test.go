@@ -21,7 +21,7 @@ func TestSearch(t *testing.T) {
 		if i%2 == 1 {
 			typ = "refund"
 		}
-		p, err := r.e.Start(ctx, workflow.StartRequest{Type: typ, CustomID: string(rune('a' + i)), Start: workflow.TaskSpec{ActorType: "check"}})
+		p, _, err := r.e.Start(ctx, workflow.StartRequest{Type: typ, CustomID: string(rune('a' + i)), Start: workflow.TaskSpec{ActorType: "check"}})
 		require.NoError(t, err)
 		ids = append(ids, p.ID)
 		r.clk.Advance(time.Minute)
@@ -188,7 +188,7 @@ func TestMassRecoveryJob(t *testing.T) {
 		if i%2 == 0 {
 			r.store.failNext("CreateGraph", 1) // its start breaks off
 		}
-		p, err := r.e.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
+		p, _, err := r.e.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
 		require.NoError(t, err)
 		if i%2 == 0 {
 			broken = append(broken, p.ID)

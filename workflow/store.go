@@ -54,20 +54,29 @@ func ResolveLimit(field string, limit int) (int, error) {
 // version plus one. Times are compared by wall clock (a database keeps no monotonic
 // reading).
 //
-// Strings that name things (ids, types, custom ids, passes, actor types) must be valid
-// UTF-8 without NUL: a database keeps them as text. Under concurrency Claim may pass over
-// a task another writer holds at that instant, so "earliest" holds among the tasks free
-// to take; none is lost or taken twice.
+// Strings that name things (ids, types, custom ids, idempotency keys, request digests,
+// passes, actor types) must be valid UTF-8 without NUL: a database keeps them as text.
+// Under concurrency Claim may pass over a task another writer holds at that instant, so
+// "earliest" holds among the tasks free to take; none is lost or taken twice.
 //
 // Implementations: NewMemoryStore and workflow/pgstore; workflowtest.TestStore checks
 // any.
 type Store interface {
-	// CreateProcess saves a new process (ErrExists if its id is taken).
+	// CreateProcess saves a new process (ErrExists if its id is taken, or its
+	// IdempotencyKey, not empty, by another process of its Type).
 	CreateProcess(ctx context.Context, p Process) error
+	// CreateOrGetProcess saves p, a new process, unless its IdempotencyKey is not empty
+	// and a process of its Type holds that key: then it saves nothing and returns that
+	// process, with created false. The look-up and the save are one atomic step, so of
+	// calls racing on one key exactly one creates the process and every other gets it.
+	// A key is held for ever, whatever the state of its process. ErrExists if p's id is
+	// taken (by a process of another key, or of none).
+	CreateOrGetProcess(ctx context.Context, p Process) (got Process, created bool, err error)
 	// Process returns a process (ErrNotFound).
 	Process(ctx context.Context, id string) (Process, error)
 	// UpdateProcess writes p if the stored version is p.Version (ErrConflict otherwise)
-	// and returns it with the next version.
+	// and returns it with the next version; ErrExists, and nothing written, if that would
+	// give it a (Type, IdempotencyKey) another process holds.
 	UpdateProcess(ctx context.Context, p Process) (Process, error)
 
 	// CreateTasks saves new tasks, all or none; one whose id exists is left as it is and

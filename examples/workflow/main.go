@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		o.processes, where, o.actors, o.workTimeout, 100*o.hang, 100*o.crash, 100*o.late)
 
 	for i := range o.processes {
-		if _, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
+		if _, _, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
 			Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}}); err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func benchmarkPollRelease(b *testing.B, s workflow.Store) {
 	for w := range starters {
 		wg.Go(func() {
 			for i := w; i < b.N; i += starters {
-				if _, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprint(i),
+				if _, _, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprint(i),
 					Start: workflow.TaskSpec{ActorType: "work", Args: []byte("args")}}); err != nil {
 					b.Error(err)
 					return
@@ -77,7 +77,7 @@ func benchmarkRecoveryScan(b *testing.B, s workflow.Store) {
 		OnError:   func(err error) { b.Error(err) }})
 	require.NoError(b, err)
 	for i := range b.N {
-		_, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprint(i), Start: workflow.TaskSpec{ActorType: "work"}})
+		_, _, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprint(i), Start: workflow.TaskSpec{ActorType: "work"}})
 		require.NoError(b, err)
 		_, ok, err := e.Poll(ctx, "work")
 		require.NoError(b, err)

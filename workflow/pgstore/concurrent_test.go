@@ -123,7 +123,7 @@ func TestTwoEngines(t *testing.T) {
 	for i, e := range engines {
 		wg.Go(func() {
 			for n := range processes / len(engines) {
-				p, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("e%d-%d", i, n),
+				p, _, err := e.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("e%d-%d", i, n),
 					Start: workflow.TaskSpec{ActorType: "start", Args: []byte("go")}})
 				if err != nil {
 					t.Errorf("engine %d: start: %v", i, err)
@@ -230,7 +230,7 @@ func TestJobTwoEngines(t *testing.T) {
 	ctx := t.Context()
 	const processes = 60
 	for i := range processes {
-		_, err := engines[i%2].Start(ctx, workflow.StartRequest{Type: []string{"order", "refund", "audit"}[i%3],
+		_, _, err := engines[i%2].Start(ctx, workflow.StartRequest{Type: []string{"order", "refund", "audit"}[i%3],
 			Start: workflow.TaskSpec{ActorType: "build"}})
 		require.NoError(t, err)
 	}

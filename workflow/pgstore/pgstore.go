@@ -138,6 +138,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/feedkit/feedkit/internal/pgschema"
@@ -181,6 +182,7 @@ type statements struct {
 	processes, tasks string // the tables' sanitized names, for the search
 
 	insertProcess, selectProcess, updateProcess, existsProcess, dueProcesses string
+	selectProcessByKey                                                       string
 	insertTask, selectTask, updateTask, existsTask, dueTasks, processTasks   string
 	claimTask, upsertQueue, lastPolled                                       string
 	insertGraph, selectGraph, updateGraph, existsGraph, dueGraphs            string
@@ -192,7 +194,7 @@ type statements struct {
 // the key, and version, last, is not among them.
 var (
 	processColumns = []string{"id", "type", "custom_id", "state", "start_actor_type", "start_args",
-		"start_task", "started_at", "recovery_time", "reason", "run"}
+		"start_task", "started_at", "recovery_time", "reason", "run", "idempotency_key", "request_digest"}
 	taskColumns = []string{"id", "process_id", "run", "actor_type", "args", "state", "pass", "ready_at",
 		"recovery_time", "deadline", "attempts", "result", "error", "next", "next_actor_types", "next_args"}
 	graphColumns = []string{"process_id", "run", "not_finished", "finished", "changed_at", "recovery_time"}
@@ -222,8 +224,16 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 			recovery_time    timestamptz,
 			reason           bytea       NOT NULL,
 			run              integer     NOT NULL,
+			idempotency_key  text,
+			request_digest   text        NOT NULL DEFAULT '',
 			version          bigint      NOT NULL
 		)`,
+		// Added after the table's first version: the idempotency key. Its index is built
+		// under the migration's lock; a table of the earlier version has no key yet, so
+		// the index is empty, but building it reads the table once.
+		`ALTER TABLE `+processes+` ADD COLUMN IF NOT EXISTS idempotency_key text,
+			ADD COLUMN IF NOT EXISTS request_digest text NOT NULL DEFAULT ''`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS `+ident("processes_key")+` ON `+processes+` (type, idempotency_key) WHERE idempotency_key IS NOT NULL`,
 		`CREATE INDEX IF NOT EXISTS `+ident("processes_recovery")+` ON `+processes+` (recovery_time, id) WHERE recovery_time IS NOT NULL`,
 		`CREATE INDEX IF NOT EXISTS `+ident("processes_started")+` ON `+processes+` (started_at, id)`,
 		`CREATE INDEX IF NOT EXISTS `+ident("processes_type")+` ON `+processes+` (type, started_at, id)`,
@@ -302,6 +312,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	q.selectProcess = selectSQL(processes, processColumns) + ` WHERE id = $1`
 	q.updateProcess = updateSQL(processes, processColumns)
 	q.existsProcess = `SELECT EXISTS (SELECT 1 FROM ` + processes + ` WHERE id = $1)`
+	q.selectProcessByKey = selectSQL(processes, processColumns) + ` WHERE type = $1 AND idempotency_key = $2`
 	q.dueProcesses = selectSQL(processes, processColumns) + ` WHERE recovery_time IS NOT NULL AND recovery_time <= $1 ORDER BY recovery_time, id LIMIT $2`
 
 	q.insertTask = insertSQL(tasks, taskColumns)
@@ -363,14 +374,14 @@ func selectSQL(table string, cols []string) string {
 	return `SELECT ` + columns("", cols) + `, version FROM ` + table
 }
 
-// insertSQL inserts cols from $1... with version 1, unless the key (the first column)
-// exists.
+// insertSQL inserts cols from $1... with version 1, unless a unique key exists: the
+// first column, or (processes) the type's idempotency key.
 func insertSQL(table string, cols []string) string {
 	vals := ""
 	for i := range cols {
 		vals += fmt.Sprintf("$%d, ", i+1)
 	}
-	return `INSERT INTO ` + table + ` (` + columns("", cols) + `, version) VALUES (` + vals + `1) ON CONFLICT (` + cols[0] + `) DO NOTHING`
+	return `INSERT INTO ` + table + ` (` + columns("", cols) + `, version) VALUES (` + vals + `1) ON CONFLICT DO NOTHING`
 }
 
 // updateSQL sets every column but the key from $2... and the next version where the key
@@ -390,9 +401,14 @@ type scanner interface {
 
 // update runs a conditional update (args: the columns, then the version read) and, when
 // it changed no row, tells a missing entity (workflow.ErrNotFound) from one whose version
-// moved (workflow.ErrConflict) with existsSQL. what names the entity in errors.
+// moved (workflow.ErrConflict) with existsSQL. An update refused by a unique index (a
+// process given an idempotency key another holds) is workflow.ErrExists. what names the
+// entity in errors.
 func (s *Store) update(ctx context.Context, what string, id string, version int64, updateSQL, existsSQL string, args []any) error {
 	tag, err := s.pool.Exec(ctx, updateSQL, append(args, version)...)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("pgstore: update %s %s: %w: %w", what, id, workflow.ErrExists, err)
+	}
 	if err != nil {
 		return fmt.Errorf("pgstore: update %s %s: %w", what, id, err)
 	}
@@ -420,6 +436,15 @@ func (s *Store) insert(ctx context.Context, what, id, insertSQL string, args []a
 		return fmt.Errorf("pgstore: create %s %s: %w", what, id, workflow.ErrExists)
 	}
 	return nil
+}
+
+// uniqueViolation is PostgreSQL's SQLSTATE of a write that a unique index refused.
+const uniqueViolation = "23505"
+
+// isUniqueViolation reports whether err is PostgreSQL's unique_violation.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == uniqueViolation
 }
 
 // notFound turns pgx.ErrNoRows into workflow.ErrNotFound.

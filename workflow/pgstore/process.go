@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +16,17 @@ import (
 // processArgs returns p's columns as arguments, in the order of processColumns.
 func processArgs(p workflow.Process) []any {
 	return []any{p.ID, p.Type, p.CustomID, int16(p.State), p.Start.ActorType, p.Start.Args,
-		p.StartTask, in(p.StartedAt), inNull(p.RecoveryTime), []byte(p.Reason), p.Run}
+		p.StartTask, in(p.StartedAt), inNull(p.RecoveryTime), []byte(p.Reason), p.Run,
+		keyArg(p.IdempotencyKey), p.RequestDigest}
+}
+
+// keyArg is an idempotency key as stored: NULL for none, so that the unique index of
+// (type, idempotency_key) holds only the keys given.
+func keyArg(key string) *string {
+	if key == "" {
+		return nil
+	}
+	return &key
 }
 
 // storedProcess returns p as a write stores it, with version v: times truncated, in UTC,
@@ -35,11 +46,15 @@ func scanProcess(row scanner) (workflow.Process, error) {
 		startedAt time.Time
 		recovery  *time.Time
 		reason    []byte
+		key       *string
 	)
 	err := row.Scan(&p.ID, &p.Type, &p.CustomID, &state, &p.Start.ActorType, &p.Start.Args,
-		&p.StartTask, &startedAt, &recovery, &reason, &p.Run, &p.Version)
+		&p.StartTask, &startedAt, &recovery, &reason, &p.Run, &key, &p.RequestDigest, &p.Version)
 	if err != nil {
 		return workflow.Process{}, err
+	}
+	if key != nil {
+		p.IdempotencyKey = *key
 	}
 	p.Reason = string(reason)
 	p.State = workflow.ProcessState(state)
@@ -48,12 +63,52 @@ func scanProcess(row scanner) (workflow.Process, error) {
 }
 
 // CreateProcess implements workflow.Store: it inserts p with version 1
-// (workflow.ErrExists if its id is taken).
+// (workflow.ErrExists if its id is taken, or its idempotency key within its type).
 func (s *Store) CreateProcess(ctx context.Context, p workflow.Process) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
 	}
 	return s.insert(ctx, "process", p.ID, s.sql.insertProcess, processArgs(p))
+}
+
+// CreateOrGetProcess implements workflow.Store. With a key, the insert (ON CONFLICT DO
+// NOTHING) and a select of the key's process travel in one batch, one round trip and
+// one implicit transaction: when the insert meets the key, held by a process another
+// transaction is saving, it waits for that transaction's end, and the select, under a
+// snapshot of its own (READ COMMITTED, PostgreSQL's default), then reads that process.
+// When the insert saved p, the select reads p as stored. Without a key it is
+// CreateProcess.
+func (s *Store) CreateOrGetProcess(ctx context.Context, p workflow.Process) (workflow.Process, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return workflow.Process{}, false, fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
+	}
+	if p.IdempotencyKey == "" {
+		if err := s.CreateProcess(ctx, p); err != nil {
+			return workflow.Process{}, false, err
+		}
+		return storedProcess(p, 1), true, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.sql.insertProcess, processArgs(p)...)
+	b.Queue(s.sql.selectProcessByKey, p.Type, p.IdempotencyKey)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	tag, err := br.Exec()
+	if err != nil {
+		return workflow.Process{}, false, fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
+	}
+	got, err := scanProcess(br.QueryRow())
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && tag.RowsAffected() == 0:
+		// Not saved, and no process holds the key: the id is taken.
+		return workflow.Process{}, false, fmt.Errorf("pgstore: create process %s: %w", p.ID, workflow.ErrExists)
+	case err != nil:
+		return workflow.Process{}, false, fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
+	}
+	if err := br.Close(); err != nil {
+		return workflow.Process{}, false, fmt.Errorf("pgstore: create process %s: %w", p.ID, err)
+	}
+	return got, tag.RowsAffected() == 1, nil
 }
 
 // Process implements workflow.Store (workflow.ErrNotFound).
@@ -69,7 +124,8 @@ func (s *Store) Process(ctx context.Context, id string) (workflow.Process, error
 }
 
 // UpdateProcess implements workflow.Store: it writes p if the stored version is
-// p.Version (workflow.ErrConflict otherwise, workflow.ErrNotFound if there is none) and
+// p.Version (workflow.ErrConflict otherwise, workflow.ErrNotFound if there is none,
+// workflow.ErrExists if another process of its type holds its idempotency key) and
 // returns it as stored, with the next version.
 func (s *Store) UpdateProcess(ctx context.Context, p workflow.Process) (workflow.Process, error) {
 	if err := ctx.Err(); err != nil {

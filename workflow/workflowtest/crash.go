@@ -63,6 +63,13 @@ func (d *dying) CreateProcess(ctx context.Context, p workflow.Process) error {
 	return d.Store.CreateProcess(ctx, p)
 }
 
+func (d *dying) CreateOrGetProcess(ctx context.Context, p workflow.Process) (workflow.Process, bool, error) {
+	if err := d.write(); err != nil {
+		return workflow.Process{}, false, err
+	}
+	return d.Store.CreateOrGetProcess(ctx, p)
+}
+
 func (d *dying) Process(ctx context.Context, id string) (workflow.Process, error) {
 	if err := d.read(); err != nil {
 		return workflow.Process{}, err

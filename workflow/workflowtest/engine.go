@@ -13,12 +13,14 @@ import (
 )
 
 // TestEngine runs the scenarios of a workflow.Engine whose outcome depends on its
-// store (several engines sharing it, an engine dying between two writes), on the stores
+// store (several engines sharing it, an engine dying between two writes, starts with an
+// idempotency key), on the stores
 // newStore returns, as TestStore does.
 func TestEngine(t *testing.T, newStore func(t *testing.T) workflow.Store) {
 	t.Run("JobCrash", func(t *testing.T) { testJobCrash(t, newStore) })
 	t.Run("SiblingReleases", func(t *testing.T) { testSiblingReleases(t, newStore, 64, false) })
 	t.Run("SiblingReleasesInLockstep", func(t *testing.T) { testSiblingReleases(t, newStore, 24, true) })
+	t.Run("IdempotentStart", func(t *testing.T) { testIdempotentStart(t, newStore) })
 }
 
 // crashProcesses is how many processes a crash scenario's job selects: of three kinds in
@@ -64,7 +66,7 @@ func testJobCrash(t *testing.T, newStore func(*testing.T) workflow.Store) {
 					assert.Equal(t, workflow.TaskQueued, getTask(t, s, p.StartTask).State, "process %s", id)
 				})
 			case 1: // its start task decided, the decision not applied
-				p, err := setup.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
+				p, _, err := setup.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
 				require.NoError(t, err)
 				tk := getTask(t, s, p.StartTask)
 				tk.State, tk.Result, tk.RecoveryTime = workflow.TaskFinished, []byte("ok"), time.Time{}
@@ -79,7 +81,7 @@ func testJobCrash(t *testing.T, newStore func(*testing.T) workflow.Store) {
 					assert.Equal(t, workflow.TaskQueued, getTask(t, s, id+"-next").State, "process %s", p.ID)
 				})
 			default: // healthy
-				p, err := setup.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
+				p, _, err := setup.Start(ctx, workflow.StartRequest{Type: typ, Start: workflow.TaskSpec{ActorType: "check"}})
 				require.NoError(t, err)
 				checkOf = append(checkOf, func(t *testing.T) {
 					g := graphOf(t, s, p.ID)

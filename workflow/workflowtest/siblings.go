@@ -52,7 +52,7 @@ func testSiblingReleases(t *testing.T, newStore func(*testing.T) workflow.Store,
 		require.NoError(t, err)
 		engines[i] = e
 	}
-	p, err := engines[0].Start(ctx, workflow.StartRequest{Type: "order", Start: workflow.TaskSpec{ActorType: "split"}})
+	p, _, err := engines[0].Start(ctx, workflow.StartRequest{Type: "order", Start: workflow.TaskSpec{ActorType: "split"}})
 	require.NoError(t, err)
 	first, ok, err := engines[0].Poll(ctx, "split")
 	require.NoError(t, err)

@@ -53,6 +53,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) workflow.Store) {
 	t.Run("Search", func(t *testing.T) { testSearch(t, newStore) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, newStore) })
 	t.Run("Jobs", func(t *testing.T) { testJobs(t, newStore) })
+	t.Run("IdempotencyKeys", func(t *testing.T) { testIdempotencyKeys(t, newStore) })
 }
 
 // kind is what the generic tests need to know of an entity kind.
@@ -82,6 +83,7 @@ var processKind = kind[workflow.Process]{
 			ID: id, Type: "order", CustomID: "custom-" + id, State: workflow.ProcessRunning,
 			Start:     workflow.TaskSpec{ActorType: "build", Args: []byte(`{"start":"` + id + `"}`)},
 			StartTask: id + "-start", StartedAt: at(-time.Minute),
+			IdempotencyKey: "key-" + id, RequestDigest: "digest-" + id,
 		}
 	},
 	id:           func(p workflow.Process) string { return p.ID },
