@@ -26,6 +26,37 @@
 // decision reached the graph, its next tasks and its process's end (ErrNotApplied
 // otherwise).
 //
+// # Idempotent starts
+//
+// StartRequest.IdempotencyKey makes a start safe to repeat: a starter that restarts, or
+// receives the order that starts a process twice, starts again with the same key (the
+// order's id, say) and gets the process of the first start back, with Start's created
+// false; of starters racing on one key, in one engine or many, exactly one creates the
+// process. The key is unique per process type, in the store (PostgreSQL: a unique
+// index on (type, idempotency_key)), and the creation is an insert-or-get in one
+// atomic step (Store.CreateOrGetProcess). An empty key is no key: every such start is
+// a new process.
+//
+// The key is not CustomID, made unique: a custom id is the caller's searchable label,
+// which any number of processes may share (a customer's id on each of its orders), and
+// making it unique would break those who use it so. The key is a field of its own.
+//
+// A key is held for ever, whatever becomes of its process: a finished, failed or
+// aborted process still answers its key, so that a late retry never starts the work a
+// second time; to run it again, an operator restarts the process (Restart keeps its
+// key, and the process keeps answering it). A start must repeat the request that
+// created the process: the same key with another CustomID or Start is refused with
+// ErrKeyReused, naming the key and the process that holds it, as two pieces of work
+// given one key are a bug in the caller's keys, not a retry. The comparison is with
+// the process's RequestDigest, a digest of the first request, since a restart from a
+// task replaces the process's Start.
+//
+// The key is saved with the process, in the write that creates it, so there is no
+// window in which a process exists without its key: a start broken off after that write
+// (its graph and start task not created) leaves a process that the next start of the
+// key gets back, and begins at once; without one, the recovery service begins it after
+// its idle timeout, as any start broken off.
+//
 // # Automatic recovery
 //
 // The seed's three timeouts each set the RecoveryTime of their entity, and RecoverDue

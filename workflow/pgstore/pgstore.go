@@ -20,8 +20,12 @@
 //	    recovery_time    timestamptz,           -- NULL for the zero time: never
 //	    reason           bytea       NOT NULL,  -- free text, any bytes (see Strings)
 //	    run              integer     NOT NULL,
+//	    idempotency_key  text,                  -- NULL for none
+//	    request_digest   text        NOT NULL DEFAULT '',
 //	    version          bigint      NOT NULL
 //	);
+//	-- UNIQUE processes (type, idempotency_key) WHERE idempotency_key IS NOT NULL
+//	--                                                                 CreateOrGetProcess
 //	-- processes (recovery_time, id) WHERE recovery_time IS NOT NULL  DueProcesses
 //	-- processes (started_at, id)                                      SearchProcesses
 //	-- processes (type, started_at, id)                                by type, paged
@@ -89,7 +93,11 @@
 //	-- jobs (created_at, id)  Jobs
 //
 // The columns a later version added to a table are added to one an earlier version
-// created (ALTER TABLE ... ADD COLUMN IF NOT EXISTS), so that an upgrade keeps its data.
+// created (ALTER TABLE ... ADD COLUMN IF NOT EXISTS), and its indexes created (CREATE
+// [UNIQUE] INDEX IF NOT EXISTS), so that an upgrade keeps its data: the processes of a
+// table from before idempotency keys have none. The unique index is built in the
+// migration's transaction, which reads the processes table once and holds its writes
+// meanwhile: on a table of millions of processes, expect New to take seconds once.
 //
 // The statements run in one transaction under a transaction-level advisory lock, so
 // that processes starting at the same moment do not trip over each other:
@@ -102,9 +110,18 @@
 //
 // Every update is one conditional statement, UPDATE ... SET ..., version = version + 1
 // WHERE id = $1 AND version = $2; when it changes no row, a second read tells
-// workflow.ErrNotFound from workflow.ErrConflict. A Create is an INSERT ... ON CONFLICT
-// DO NOTHING: no row inserted is workflow.ErrExists (CreateTasks ignores it, as the
-// contract says, and inserts all its tasks in one implicit transaction).
+// workflow.ErrNotFound from workflow.ErrConflict; an update that the unique index of
+// keys refuses is workflow.ErrExists. A Create is an INSERT ... ON CONFLICT DO NOTHING:
+// no row inserted is workflow.ErrExists (CreateTasks ignores it, as the contract says,
+// and inserts all its tasks in one implicit transaction).
+//
+// CreateOrGetProcess sends the insert and a select of the key's process in one batch:
+// one round trip, one implicit transaction. An insert that meets the key waits for the
+// transaction that holds it to end; the select, under a snapshot of its own (READ
+// COMMITTED, PostgreSQL's default isolation, which the store expects), then reads the
+// process that holds the key, or the one just inserted. The unique index, not the
+// store's code, makes two creations of one key impossible, from any number of
+// processes, and from any other writer.
 //
 // Claim is one transaction of two round trips: the begin travels with a select of the
 // first ready queued task of the actor type, on the partial index, FOR UPDATE SKIP

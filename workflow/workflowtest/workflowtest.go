@@ -8,7 +8,7 @@
 //
 // TestEngine runs, the same way, the scenarios of a workflow.Engine whose outcome
 // depends on its store: several engines on one store, an engine dying between two
-// writes.
+// writes, starts repeated and raced under one idempotency key.
 //
 // The suite uses whole milliseconds and UTC times only, which every implementation keeps
 // exactly (PostgreSQL stores no finer than microseconds), and compares entities with
