@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/feedkit/feedkit/workflow"
@@ -35,4 +36,30 @@ func ExampleEngine() {
 	// Output:
 	// check got {"amount":42}
 	// true finished
+}
+
+// A start keyed by the order's id: the starter that restarts, or gets the order twice,
+// starts it again and gets the same process, created once; the same key with another
+// order's arguments is refused.
+func ExampleEngine_Start() {
+	ctx := context.Background()
+	engine, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	req := workflow.StartRequest{Type: "order", CustomID: "customer-7", IdempotencyKey: "order-1",
+		Start: workflow.TaskSpec{ActorType: "check", Args: []byte(`{"amount":42}`)}}
+	first, created, err := engine.Start(ctx, req)
+	fmt.Println(created, err)
+	again, created, err := engine.Start(ctx, req)
+	fmt.Println(created, err, again.ID == first.ID)
+
+	req.Start.Args = []byte(`{"amount":43}`)
+	_, _, err = engine.Start(ctx, req)
+	fmt.Println(errors.Is(err, workflow.ErrKeyReused))
+	// Output:
+	// true <nil>
+	// false <nil> true
+	// true
 }

@@ -7,13 +7,16 @@
 //	go run ./examples/workflow -processes 1000 -hang 0.1
 //	go run ./examples/workflow -pg postgres://user@127.0.0.1:5432/db
 //
-// Each order is a "validate" task that schedules "charge" and "ship". Every actor type
-// has a work timeout of -work-timeout; an actor hangs (never answers) with probability
-// -hang, fails with -crash (retried, up to 8 handings-out in all; an actor never fails a
-// task's last one, so that no order fails for good by the luck of the draw), and answers
-// after its timeout with -late (its task was already handed to another actor; "validate"
-// accepts only the current pass, so the late answer is refused; the others accept the
-// first answer). The program exits 0 when every process finished, 1 otherwise.
+// Each order is a "validate" task that schedules "charge" and "ship", started with the
+// order's id as its idempotency key; once the actors are at work the program starts
+// every order again, as a starter that restarted would, and each start gets the order's
+// process instead of a second one. Every actor type has a work timeout of
+// -work-timeout; an actor hangs (never answers) with probability -hang, fails with
+// -crash (retried, up to 8 handings-out in all; an actor never fails a task's last one,
+// so that no order fails for good by the luck of the draw), and answers after its
+// timeout with -late (its task was already handed to another actor; "validate" accepts
+// only the current pass, so the late answer is refused; the others accept the first
+// answer). The program exits 0 when every process finished, 1 otherwise.
 package main
 
 import (
@@ -122,8 +125,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		o.processes, where, o.actors, o.workTimeout, 100*o.hang, 100*o.crash, 100*o.late)
 
 	for i := range o.processes {
-		if _, _, err := engine.Start(ctx, workflow.StartRequest{Type: "order", CustomID: fmt.Sprintf("order-%04d", i),
-			Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}}); err != nil {
+		if _, _, err := engine.Start(ctx, orderRequest(i)); err != nil {
 			return err
 		}
 	}
@@ -137,6 +139,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		for a := range o.actors {
 			rng := rand.New(rand.NewPCG(o.seed, uint64(ti*1000+a)))
 			wg.Go(func() { actor(workCtx, engine, actorType, o, rng, &st) })
+		}
+	}
+	// The starter restarts and starts every order again, not knowing which it started:
+	// each start gets the order's process by its key, whatever the actors made of it.
+	existing := 0
+	for i := range o.processes {
+		_, created, err := engine.Start(ctx, orderRequest(i))
+		if err != nil {
+			return err
+		}
+		if !created {
+			existing++
 		}
 	}
 
@@ -182,6 +196,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	c := engine.Counters()
 	fmt.Fprintln(out, "\nsummary")
 	line := func(label string, v any) { fmt.Fprintf(out, "  %-28s %8v\n", label, v) }
+	line("orders started again", fmt.Sprintf("%d got their process, %d created", existing, o.processes-existing))
 	line("orders finished", fmt.Sprintf("%d/%d", finished, o.processes))
 	line("tasks decided", st.decided.Load())
 	line("actors that hung", st.hung.Load())
@@ -208,6 +223,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%d orders did not finish", o.processes-finished)
 	}
 	return nil
+}
+
+// orderRequest is the start of order i, keyed by the order's id: starting it again
+// gets its process.
+func orderRequest(i int) workflow.StartRequest {
+	id := fmt.Sprintf("order-%04d", i)
+	return workflow.StartRequest{Type: "order", CustomID: id, IdempotencyKey: id,
+		Start: workflow.TaskSpec{ActorType: "validate", Args: []byte(fmt.Sprint(i))}}
 }
 
 // maxAttempts is how many times a task is handed out before a failed decision fails it

@@ -23,6 +23,8 @@ func TestRunRepairsEveryOrder(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(t.Context(), args, &out), out.String())
 			text := out.String()
+			assert.Regexp(t, `orders started again\s+60 got their process, 0 created\n`, text,
+				"a restarted starter's starts, keyed by order id, start nothing twice")
 			assert.Regexp(t, `orders finished\s+60/60\n`, text)
 			assert.Regexp(t, `tasks decided\s+180\n`, text, "each task decided once")
 			assert.Positive(t, number(t, text, `work timeouts repaired\s+(\d+)`), "hung actors' tasks were taken back")
