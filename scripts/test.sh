@@ -43,6 +43,12 @@
 #                                 internal/pgtest)
 #                                 FEEDKIT_STRESS_COUNT times (default 3). No test may
 #                                 depend on the machine's speed: this is how we check.
+#   ./scripts/test.sh crash       the durable components killed with SIGKILL at
+#                                 random moments under load, and everything
+#                                 counted at the end: the tests named TestCrash*,
+#                                 built with -tags crash (not part of the checks;
+#                                 FEEDKIT_CRASH_SEED replays a run, FEEDKIT_CRASH_KILLS
+#                                 sets the kills per component)
 #   ./scripts/test.sh CMD ARGS... starts the services and runs CMD with the
 #                                 variables above instead of the checks (a
 #                                 benchmark, one test).
@@ -60,10 +66,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 readonly START_SECONDS=$SECONDS
 
 MODE=checks
-if [[ ${1:-} == stress ]]; then
-	MODE=stress
+if [[ ${1:-} == stress || ${1:-} == crash ]]; then
+	MODE=$1
 	shift
-	(($# == 0)) || { echo "test.sh: stress takes no arguments" >&2; exit 2; }
+	(($# == 0)) || { echo "test.sh: $MODE takes no arguments" >&2; exit 2; }
 fi
 
 section() {
@@ -492,6 +498,22 @@ if [[ $MODE == stress ]]; then
 fi
 
 # ---------------------------------------------------------------------------
+# Crash: components killed under load, then counted
+# ---------------------------------------------------------------------------
+
+if [[ $MODE == crash ]]; then
+	section "go test -tags crash -run '^TestCrash' ./..."
+	set +e
+	go test -tags crash -run '^TestCrash' -count=1 -v -timeout 60m ./... | tee "${TMP_DIR:-/tmp}/crash.log" |
+		grep -E '^(crash:|--- |=== RUN   TestCrash[^/]*$|ok |FAIL|panic)'
+	rc=${PIPESTATUS[0]}
+	set -e
+	section "crash counts"
+	grep -E '^crash:' "${TMP_DIR:-/tmp}/crash.log" || echo "no crash test printed counts"
+	exit "$rc"
+fi
+
+# ---------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------
 
@@ -506,8 +528,9 @@ if [[ -n $unformatted ]]; then
 fi
 echo "ok"
 
-section "go vet ./..."
+section "go vet ./... (and with -tags crash)"
 go vet ./...
+go vet -tags crash ./...
 echo "ok"
 
 section "staticcheck ./... ($STATICCHECK_VERSION)"
@@ -523,6 +546,7 @@ if ! "$staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"
 fi
 "$staticcheck" -version
 "$staticcheck" ./...
+"$staticcheck" -tags crash ./...
 echo "ok"
 
 section "go test -race -count=1 ./..."
