@@ -53,7 +53,7 @@ func statusOf(err error) int {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, ErrExists), errors.Is(err, ErrNotAdjustable),
-		errors.Is(err, ErrPassive), errors.Is(err, ErrLeaseHeld):
+		errors.Is(err, ErrPassive), errors.Is(err, ErrLeaseHeld), errors.Is(err, ErrFenced):
 		return http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable

@@ -122,7 +122,7 @@ func (f *apiFixture) saveProgress(cfg carousel.CycleConfig, iteration, completed
 	if cfg.Type.Windowed() {
 		m.WindowStart, m.WindowEnd = apiEpoch.Add(-time.Hour-cfg.TimeWindow), apiEpoch.Add(-time.Hour)
 	}
-	require.NoError(f.t, f.store.Save(context.Background(), m))
+	require.NoError(f.t, f.store.Save(context.Background(), m, 0))
 }
 
 func (f *apiFixture) add(cfgs ...carousel.CycleConfig) {
@@ -458,6 +458,28 @@ func TestAPICycleActions(t *testing.T) {
 	}
 }
 
+// A reset on an instance another has taken over from is refused by the store: a
+// conflict, which leaves the other's progress as it was.
+func TestAPIResetOnAStaleInstanceConflicts(t *testing.T) {
+	f := newAPIFixture(t, func(c *carousel.Config) {
+		c.Toggle = carousel.ToggleFunc(func(context.Context) (bool, carousel.Generation, error) { return true, 4, nil })
+	})
+	f.put("articles", 10)
+	f.add(alphaConfig)
+	f.start()
+	f.awaitPublishes(1)
+	assert.Equal(t, carousel.Generation(4), f.s.Status().Generation)
+	taken := carousel.CycleMetadata{CycleID: "alpha", Config: alphaConfig, Iteration: 9, Total: 10, Completed: 5,
+		Last: carousel.Item{ID: "articles-05"}, InProgress: true, States: []carousel.State{carousel.Running}}
+	require.NoError(t, f.store.Save(context.Background(), taken, 5), "another instance's save")
+
+	e := apiError(t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusConflict)
+	assert.Contains(t, e.Error, "later activation")
+	saved, _, err := f.store.Load(context.Background(), "alpha")
+	require.NoError(t, err)
+	assert.Equal(t, taken, saved)
+}
+
 func TestAPIResumeWhenNotStartedConflicts(t *testing.T) {
 	f := newAPIFixture(t, nil)
 	f.add(alphaConfig)
@@ -486,10 +508,10 @@ func TestAPISchedulerStartAndShutdown(t *testing.T) {
 // apiLeaseHeld is a Promoter that another instance has beaten to the lease.
 type apiLeaseHeld struct{}
 
-func (apiLeaseHeld) Active(context.Context) (bool, error) { return false, nil }
+func (apiLeaseHeld) Active(context.Context) (bool, carousel.Generation, error) { return false, 0, nil }
 
-func (apiLeaseHeld) Promote(context.Context) error {
-	return fmt.Errorf("lease held by instance b: %w", carousel.ErrLeaseHeld)
+func (apiLeaseHeld) Promote(context.Context) (carousel.Generation, error) {
+	return 0, fmt.Errorf("lease held by instance b: %w", carousel.ErrLeaseHeld)
 }
 
 func TestAPISchedulerStartRefused(t *testing.T) {
@@ -499,10 +521,12 @@ func TestAPISchedulerStartRefused(t *testing.T) {
 		status  int
 		message string
 	}{
-		{"passive", carousel.ToggleFunc(func(context.Context) (bool, error) { return false, nil }),
+		{"passive", carousel.ToggleFunc(func(context.Context) (bool, carousel.Generation, error) { return false, 0, nil }),
 			http.StatusConflict, "passive"},
 		{"lease held", apiLeaseHeld{}, http.StatusConflict, "lease held by instance b"},
-		{"toggle fails", carousel.ToggleFunc(func(context.Context) (bool, error) { return false, errors.New("lock server down") }),
+		{"toggle fails", carousel.ToggleFunc(func(context.Context) (bool, carousel.Generation, error) {
+			return false, 0, errors.New("lock server down")
+		}),
 			http.StatusInternalServerError, "lock server down"},
 	}
 	for _, tt := range tests {

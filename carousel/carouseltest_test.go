@@ -36,3 +36,21 @@ func TestFileStoreAfterRestartConformance(t *testing.T) {
 		return newReopening(filepath.Join(t.TempDir(), "metadata.json"))
 	})
 }
+
+func TestMemoryStoreFailover(t *testing.T) {
+	carouseltest.TestFailover(t, func(*testing.T) carousel.MetadataStore { return carousel.NewMemoryStore() })
+}
+
+func TestFileStoreFailover(t *testing.T) {
+	carouseltest.TestFailover(t, func(t *testing.T) carousel.MetadataStore {
+		return carousel.NewFileStore(filepath.Join(t.TempDir(), "metadata.json"))
+	})
+}
+
+// Each instance with a FileStore of its own on the one file, read again at every call:
+// the file is what they share.
+func TestFileStoreAfterRestartFailover(t *testing.T) {
+	carouseltest.TestFailover(t, func(t *testing.T) carousel.MetadataStore {
+		return newReopening(filepath.Join(t.TempDir(), "metadata.json"))
+	})
+}

@@ -21,7 +21,9 @@ type Config struct {
 	// MetadataFile is the JSON file of the default Store; "" is
 	// "carousel-metadata.json" in the working directory.
 	MetadataFile string
-	// Toggle says whether this instance is active; nil is always active.
+	// Toggle says whether this instance is active, and numbers its activations to fence
+	// the progress it saves; nil is always active, as generation 0: for a single
+	// instance, whose saves need no fence.
 	Toggle Toggle
 	// ToggleInterval is how often Run asks the Toggle; 0 is 5s.
 	ToggleInterval time.Duration
@@ -92,7 +94,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Store = NewFileStore(c.MetadataFile)
 	}
 	if c.Toggle == nil {
-		c.Toggle = ToggleFunc(func(context.Context) (bool, error) { return true, nil })
+		c.Toggle = ToggleFunc(func(context.Context) (bool, Generation, error) { return true, 0, nil })
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

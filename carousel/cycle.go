@@ -24,8 +24,9 @@ type cycle struct {
 
 	mu       sync.Mutex
 	meta     CycleMetadata
-	loaded   bool          // meta was restored from the store (or found absent)
+	loaded   bool          // meta was restored from the store (or found absent) by the current run
 	held     bool          // stopped by the operator: the scheduler's Start leaves it stopped
+	gen      Generation    // the activation start last started the goroutine for
 	throttle time.Duration // the operator's throttle of a whole-collection cycle; 0 = config
 	lim      *rate.Limiter // paces the current iteration
 	lastPub  time.Time     // when the last publish began, to re-pace from after a throttle change
@@ -77,17 +78,13 @@ func (c *cycle) runningLocked() bool {
 	}
 }
 
-// restore loads the cycle's saved metadata the first time it starts. Progress saved under
-// a config that selects other items, or with a negative count, is dropped, and the cycle
-// starts from the beginning. Counts that contradict each other are bounded until begin
-// counts the iteration again (place): completed within total, errors within completed.
+// restore loads the cycle's saved metadata, at every start: the progress in memory may
+// be behind the store's, which another instance may have moved on while this one was
+// passive. Progress saved under a config that selects other items, or with a negative
+// count, is dropped, and the cycle starts from the beginning, as it does when the store
+// has none. Counts that contradict each other are bounded until begin counts the
+// iteration again (place): completed within total, errors within completed.
 func (c *cycle) restore(ctx context.Context) error {
-	c.mu.Lock()
-	loaded := c.loaded
-	c.mu.Unlock()
-	if loaded {
-		return nil
-	}
 	m, ok, err := c.sc.Store.Load(ctx, c.cfg.Name)
 	if err != nil {
 		return fmt.Errorf("carousel: cycle %s: loading metadata: %w", c.cfg.Name, err)
@@ -95,11 +92,14 @@ func (c *cycle) restore(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loaded = true
+	fresh := CycleMetadata{CycleID: c.cfg.Name, Config: c.cfg, States: c.meta.States}
 	switch {
 	case !ok:
+		c.meta = fresh
 	case !c.cfg.compatible(m.Config) || m.Completed < 0 || m.Iteration < 0 || m.Total < 0 || m.Errors < 0:
 		c.log.Info("saved metadata does not fit the cycle's config; starting from the beginning",
 			"saved", m.Config, "config", c.cfg)
+		c.meta = fresh
 	default:
 		m.CycleID, m.Config = c.cfg.Name, c.cfg
 		m.States = c.meta.States // the states of now, not of when it was saved
@@ -118,26 +118,45 @@ func (c *cycle) restore(ctx context.Context) error {
 	return nil
 }
 
-// start starts the goroutine unless it runs and stays running. A goroutine that was
-// stopped, or is stopping by itself, but has not finished yet (its last save may take a
-// while) is replaced: the new one begins when the old one has finished, so that a Start
-// after a Shutdown that timed out, or a resume of a cycle that just stopped, is not lost.
-func (c *cycle) start() {
+// claim saves the restored progress at once under the activation's generation, so that
+// from now on the store refuses the saves of every earlier activation: an instance that
+// lost the active role and has not noticed yet cannot overwrite this one's progress. It
+// returns only ErrFenced, when a later activation has claimed the cycle already; a store
+// that fails is logged and claimed again at the first checkpoint (save clears lastSave).
+func (c *cycle) claim(ctx context.Context, gen Generation) error {
+	ctx, cancel := context.WithTimeout(ctx, c.sc.PublishTimeout)
+	defer cancel()
+	if err := c.save(ctx, gen); errors.Is(err, ErrFenced) {
+		return err
+	}
+	return nil
+}
+
+// start starts the goroutine for the activation gen unless it runs for gen and stays
+// running. A goroutine that was stopped, or is stopping by itself, but has not finished
+// yet (its last save may take a while) is replaced: the new one begins when the old one
+// has finished, so that a Start after a Shutdown that timed out, or a resume of a cycle
+// that just stopped, is not lost. So is one that runs for another activation: it stops,
+// saving under its own generation, and the new one restores the progress from the store.
+func (c *cycle) start(gen Generation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runningLocked() && !c.exiting && c.runCtx.Err() == nil {
-		return
+		if c.gen == gen {
+			return
+		}
+		c.cancel()
 	}
 	prev := c.done
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	c.runCtx, c.cancel, c.done, c.exiting = ctx, cancel, done, false
+	c.runCtx, c.cancel, c.done, c.exiting, c.gen = ctx, cancel, done, false, gen
 	c.setStateLocked(Starting)
 	go func() {
 		if prev != nil {
 			<-prev
 		}
-		c.run(ctx, done)
+		c.run(ctx, done, gen)
 	}()
 }
 
@@ -159,10 +178,13 @@ func (c *cycle) stop(ctx context.Context) error {
 	return nil
 }
 
-// run is the cycle's goroutine: iterations one after the other until ctx ends, or the
-// source fails under StopWhenUnhealthy.
-func (c *cycle) run(ctx context.Context, done chan struct{}) {
+// run is the cycle's goroutine for the activation gen: it restores the progress from the
+// store, claims it for gen, and runs iterations one after the other until ctx ends, the
+// source fails under StopWhenUnhealthy, or the store refuses a save because a later
+// activation saved (ErrFenced).
+func (c *cycle) run(ctx context.Context, done chan struct{}, gen Generation) {
 	defer close(done)
+	fenced := false
 	defer func() {
 		c.mu.Lock()
 		if c.done == done { // not replaced by a newer run already
@@ -170,18 +192,37 @@ func (c *cycle) run(ctx context.Context, done chan struct{}) {
 			c.setStateLocked(Stopped)
 		}
 		c.mu.Unlock()
+		if fenced {
+			return // the store would refuse the save too
+		}
 		// The run's ctx is over; the save still gets its time.
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
 		defer cancel()
-		c.save(saveCtx)
+		_ = c.save(saveCtx, gen) // logged
 	}()
+	c.mu.Lock()
+	c.loaded = false // until this run has restored, there is nothing of its own to save
+	c.mu.Unlock()
 	// Loaded here rather than by the scheduler, so that a store that fails for a moment
 	// makes the cycle unhealthy and retried, not silently left stopped.
 	err := c.retry(ctx, "loading metadata", func() error { return c.restore(ctx) })
-	for err == nil && ctx.Err() == nil {
-		err = c.iterate(ctx)
+	if err == nil {
+		err = c.claim(ctx, gen)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	for err == nil && ctx.Err() == nil {
+		err = c.iterate(ctx, gen)
+	}
+	switch {
+	case errors.Is(err, ErrFenced):
+		// Another instance is active: this one stops the cycle, without holding it, so
+		// that its next activation starts it again.
+		fenced = true
+		c.mu.Lock()
+		c.meta.LastError = err.Error()
+		c.touchLocked()
+		c.mu.Unlock()
+		c.log.Warn("a later activation saved the cycle's progress: stopping it here", "generation", gen, "err", err)
+	case err != nil && !errors.Is(err, context.Canceled):
 		// Stopped by an unhealthy source: it stays stopped, through the scheduler's
 		// Start too, until an operator resumes it.
 		c.mu.Lock()
@@ -192,8 +233,8 @@ func (c *cycle) run(ctx context.Context, done chan struct{}) {
 }
 
 // iterate runs one iteration, or the rest of one that was interrupted, and then waits
-// until the next may begin.
-func (c *cycle) iterate(ctx context.Context) error {
+// until the next may begin. Its saves are of the activation gen.
+func (c *cycle) iterate(ctx context.Context, gen Generation) error {
 	q, err := c.begin(ctx)
 	if err != nil {
 		return err
@@ -216,7 +257,7 @@ func (c *cycle) iterate(ctx context.Context) error {
 			if err := c.pace(ctx); err != nil {
 				return err
 			}
-			if err := c.publish(ctx, it); err != nil {
+			if err := c.publish(ctx, it, gen); err != nil {
 				return err
 			}
 			published++
@@ -226,7 +267,9 @@ func (c *cycle) iterate(ctx context.Context) error {
 			break
 		}
 	}
-	c.end(ctx)
+	if err := c.end(ctx, gen); err != nil {
+		return err
+	}
 	if published == 0 {
 		return c.coolDown(ctx)
 	}
@@ -355,8 +398,9 @@ func (c *cycle) throttleLocked(span time.Duration, n int) time.Duration {
 }
 
 // end records the end of the iteration and saves it. The save is bounded, and outlives
-// a stop that comes meanwhile: the iteration did end.
-func (c *cycle) end(ctx context.Context) {
+// a stop that comes meanwhile: the iteration did end. It returns ErrFenced when the store
+// refused the save, and nil when it failed otherwise (logged).
+func (c *cycle) end(ctx context.Context, gen Generation) error {
 	c.mu.Lock()
 	c.meta.IterationEnd = c.sc.Clock.Now()
 	c.meta.InProgress = false
@@ -364,7 +408,10 @@ func (c *cycle) end(ctx context.Context) {
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
 	defer cancel()
-	c.save(ctx)
+	if err := c.save(ctx, gen); errors.Is(err, ErrFenced) {
+		return err
+	}
+	return nil
 }
 
 // pace waits for the limiter to allow one more publish. A throttle changed meanwhile
@@ -439,8 +486,9 @@ func (c *cycle) sleepFor(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// publish republishes one item and records it as completed, failed or not.
-func (c *cycle) publish(ctx context.Context, it Item) error {
+// publish republishes one item and records it as completed, failed or not. It returns
+// ErrFenced when its checkpoint was refused: another instance is active.
+func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	c.mu.Lock()
 	c.meta.CurrentItem = it.ID
 	c.lastPub = c.sc.Clock.Now()
@@ -471,7 +519,9 @@ func (c *cycle) publish(ctx context.Context, it Item) error {
 		c.log.Warn("publish failed", "item", it.ID, "err", err)
 	}
 	if due {
-		c.save(ctx)
+		if err := c.save(ctx, gen); errors.Is(err, ErrFenced) {
+			return err
+		}
 	}
 	return nil
 }
@@ -552,24 +602,29 @@ func (c *cycle) reset() {
 	c.touchLocked()
 }
 
-// save writes the metadata to the store; a failure is logged, and retried at the next
-// checkpoint. Until the saved metadata was loaded there is nothing to save: writing the
-// blank progress of a cycle that never got to load would erase the saved one.
-func (c *cycle) save(ctx context.Context) {
+// save writes the metadata to the store under the activation gen; a failure is logged,
+// returned, and retried at the next checkpoint. Until the run has loaded the saved
+// metadata there is nothing to save: writing the progress of a cycle that never got to
+// load (blank, or an earlier activation's) would erase the saved one.
+func (c *cycle) save(ctx context.Context, gen Generation) error {
 	c.mu.Lock()
 	if !c.loaded {
 		c.mu.Unlock()
-		return
+		return nil
 	}
 	m := c.meta.clone()
 	c.lastSave = c.sc.Clock.Now()
 	c.mu.Unlock()
-	if err := c.sc.Store.Save(ctx, m); err != nil {
-		c.log.Error("saving metadata failed", "err", err)
+	err := c.sc.Store.Save(ctx, m, gen)
+	if err != nil {
+		if !errors.Is(err, ErrFenced) {
+			c.log.Error("saving metadata failed", "err", err)
+		}
 		c.mu.Lock()
 		c.lastSave = time.Time{}
 		c.mu.Unlock()
 	}
+	return err
 }
 
 // setStateLocked sets the main state, keeping Unhealthy.

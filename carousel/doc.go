@@ -29,10 +29,12 @@
 //
 // A cycle's CycleMetadata (iteration, total, completed, errors, current item, window,
 // states) is saved through a MetadataStore at every CheckpointInterval, at the end of
-// each iteration, when the cycle stops and when the scheduler shuts down. At start it is
-// restored: the cycle resumes its interrupted iteration after the last item it completed
-// (a keyset position, so items added or removed meanwhile shift nothing), in the same
-// window. Metadata in the seed's format, a completed count with no last item (and no
+// each iteration, when the cycle stops and when the scheduler shuts down. Every start of
+// the cycle (the scheduler's Start, the toggle turning active, ResumeCycle) restores it
+// from the store, never from what the process remembers, which another instance may have
+// moved past since: the cycle resumes its interrupted iteration after the last item it
+// completed (a keyset position, so items added or removed meanwhile shift nothing), in the
+// same window. Metadata in the seed's format, a completed count with no last item (and no
 // inProgress, which then reads as true when the count is not 0), is resumed by count, as
 // the seed resumes it: the first Completed items in the iteration's order are skipped,
 // and a collection holding fewer ends the iteration. Metadata saved under a config that
@@ -60,6 +62,25 @@
 // PostgreSQL advisory lock, and by default does not take over after a failover by
 // itself: an operator starts the passive instance (POST /scheduler/start, which promotes
 // the lease).
+//
+// A toggle numbers the activations: each time an instance becomes active it gets a
+// Generation greater than every earlier one, of any instance (the Lease counts them in
+// a table, the FileToggle takes the time the file was written). The generation fences
+// the progress: every save says which activation makes it, and the store refuses a save
+// of a cycle from an older generation than the one it last saved (ErrFenced). A cycle
+// claims its progress as soon as it has restored it, by saving it under its own
+// generation, so that from then on an instance that lost the role and has not noticed
+// yet (its next toggle question is up to ToggleInterval away, a lost connection may take
+// longer) cannot overwrite it. A takeover therefore does not wait for the old holder's
+// last save. The old holder's cycle stops at its first refused save, without holding the
+// cycle; until then it republishes what the new holder does too, at most one
+// CheckpointInterval of it. The toggle saying active with another generation than the
+// last (the instance lost the role and took it back between two questions) restarts the
+// cycles, each from the store.
+//
+// So each switch republishes at most one checkpoint interval's items: none when the
+// instance giving up the role saves on its way out, the items published since its last
+// checkpoint when it dies.
 //
 // # Operating it
 //

@@ -19,10 +19,15 @@ import (
 // is read once, at the first call, and rewritten whole on every Save and Delete through a
 // temporary file and a rename, so that a crash leaves either the old file or the new one.
 // It is safe for concurrent use by one process; two processes must not share a file.
+//
+// The file keeps, beside each cycle's metadata, the generation that saved it (in a map
+// "generations" of its own, which a file written before fencing lacks: its cycles read
+// as saved by generation 0).
 type FileStore struct {
 	path   string
 	mu     sync.Mutex
 	cycles map[string]CycleMetadata // nil until loaded
+	gens   map[string]Generation    // the generation that saved each cycle; absent is 0
 }
 
 // NewFileStore returns a store in the file at path. The file need not exist yet (a missing
@@ -38,8 +43,9 @@ const metadataFileVersion = 1
 // saved config without validating it, so one cycle saved under rules that have changed
 // does not make the file unreadable.
 type fileFormat struct {
-	Version int               `json:"version"`
-	Cycles  []json.RawMessage `json:"cycles"`
+	Version     int                   `json:"version"`
+	Cycles      []json.RawMessage     `json:"cycles"`
+	Generations map[string]Generation `json:"generations,omitempty"`
 }
 
 // Load implements MetadataStore.
@@ -55,19 +61,24 @@ func (s *FileStore) Load(_ context.Context, id string) (CycleMetadata, bool, err
 
 // Save implements MetadataStore. When the file cannot be written, the store is left as it
 // was, so that what Load returns is what the file holds.
-func (s *FileStore) Save(_ context.Context, m CycleMetadata) error {
+func (s *FileStore) Save(_ context.Context, m CycleMetadata, gen Generation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.loadLocked(); err != nil {
 		return err
 	}
+	oldGen := s.gens[m.CycleID]
+	if err := fence(m.CycleID, oldGen, gen); err != nil {
+		return err
+	}
 	old, had := s.cycles[m.CycleID]
-	s.cycles[m.CycleID] = m.clone()
+	s.cycles[m.CycleID], s.gens[m.CycleID] = m.clone(), gen
 	if err := s.writeLocked(); err != nil {
 		if had {
-			s.cycles[m.CycleID] = old
+			s.cycles[m.CycleID], s.gens[m.CycleID] = old, oldGen
 		} else {
 			delete(s.cycles, m.CycleID)
+			delete(s.gens, m.CycleID)
 		}
 		return err
 	}
@@ -85,9 +96,11 @@ func (s *FileStore) Delete(_ context.Context, id string) error {
 	if !had {
 		return nil
 	}
+	oldGen := s.gens[id]
 	delete(s.cycles, id)
+	delete(s.gens, id)
 	if err := s.writeLocked(); err != nil {
-		s.cycles[id] = old
+		s.cycles[id], s.gens[id] = old, oldGen
 		return err
 	}
 	return nil
@@ -102,7 +115,7 @@ func (s *FileStore) loadLocked() error {
 	}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		s.cycles = make(map[string]CycleMetadata)
+		s.cycles, s.gens = make(map[string]CycleMetadata), make(map[string]Generation)
 		return nil
 	}
 	if err != nil {
@@ -126,7 +139,14 @@ func (s *FileStore) loadLocked() error {
 		}
 		cycles[m.CycleID] = m
 	}
-	s.cycles = cycles
+	gens := make(map[string]Generation, len(f.Generations))
+	for id, g := range f.Generations {
+		if _, ok := cycles[id]; !ok {
+			return fmt.Errorf("carousel: file store %s: generations[%q]: no such cycle in the file", s.path, id)
+		}
+		gens[id] = g
+	}
+	s.cycles, s.gens = cycles, gens
 	return nil
 }
 
@@ -134,10 +154,17 @@ func (s *FileStore) writeLocked() error {
 	sorted := slices.SortedFunc(maps.Values(s.cycles), func(a, b CycleMetadata) int {
 		return strings.Compare(a.CycleID, b.CycleID)
 	})
+	gens := make(map[string]Generation, len(s.gens))
+	for id, g := range s.gens {
+		if g != 0 {
+			gens[id] = g
+		}
+	}
 	f := struct {
-		Version int             `json:"version"`
-		Cycles  []CycleMetadata `json:"cycles"`
-	}{metadataFileVersion, sorted}
+		Version     int                   `json:"version"`
+		Cycles      []CycleMetadata       `json:"cycles"`
+		Generations map[string]Generation `json:"generations,omitempty"`
+	}{metadataFileVersion, sorted, gens}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("carousel: file store %s: %w", s.path, err)

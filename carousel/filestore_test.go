@@ -32,10 +32,10 @@ func (r reopening) Load(ctx context.Context, id string) (carousel.CycleMetadata,
 	return carousel.NewFileStore(r.path).Load(ctx, id)
 }
 
-func (r reopening) Save(ctx context.Context, m carousel.CycleMetadata) error {
+func (r reopening) Save(ctx context.Context, m carousel.CycleMetadata, gen carousel.Generation) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return carousel.NewFileStore(r.path).Save(ctx, m)
+	return carousel.NewFileStore(r.path).Save(ctx, m, gen)
 }
 
 func (r reopening) Delete(ctx context.Context, id string) error {
@@ -85,9 +85,9 @@ func TestFileStoreSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "metadata.json")
 	first := carousel.NewFileStore(path)
-	require.NoError(t, first.Save(ctx, metadata("b")))
-	require.NoError(t, first.Save(ctx, metadata("a")))
-	require.NoError(t, first.Save(ctx, metadata("c")))
+	require.NoError(t, first.Save(ctx, metadata("b"), 0))
+	require.NoError(t, first.Save(ctx, metadata("a"), 0))
+	require.NoError(t, first.Save(ctx, metadata("c"), 0))
 	require.NoError(t, first.Delete(ctx, "c"))
 
 	second := carousel.NewFileStore(path)
@@ -116,6 +116,30 @@ func TestFileStoreSurvivesRestart(t *testing.T) {
 	assert.Equal(t, "1s", file.Cycles[0].Throttle, "durations are readable")
 }
 
+// The file keeps each cycle's generation beside its metadata, for the next process to
+// fence with; a file written before fencing has none, and its cycles any save replaces.
+func TestFileStoreKeepsTheGenerations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "metadata.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"version":1,"cycles":[{"cycleId":"a","iteration":4},{"cycleId":"b"}]}`), 0o644))
+	first := carousel.NewFileStore(path)
+	require.NoError(t, first.Save(ctx, metadata("a"), 7), "a file without generations: any save")
+	require.NoError(t, first.Save(ctx, metadata("c"), 0))
+
+	var file struct {
+		Generations map[string]carousel.Generation `json:"generations"`
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &file))
+	assert.Equal(t, map[string]carousel.Generation{"a": 7}, file.Generations, "generation 0 is not written")
+
+	second := carousel.NewFileStore(path)
+	require.ErrorIs(t, second.Save(ctx, metadata("a"), 6), carousel.ErrFenced, "the generation survives a restart")
+	require.NoError(t, second.Save(ctx, metadata("b"), 1))
+	require.NoError(t, second.Save(ctx, metadata("c"), 0))
+}
+
 func TestFileStoreMissingFileIsEmpty(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -139,6 +163,9 @@ func TestFileStoreRefusesBadFiles(t *testing.T) {
 		"bad throttle":  {`{"version":1,"cycles":[{"cycleId":"a","throttle":"fast"}]}`, `cycles[0]: throttle "fast" is not a duration`},
 		"bad config duration": {`{"version":1,"cycles":[{"cycleId":"a","config":{"coolDown":"1 hour"}}]}`,
 			`cycles[0]: config.coolDown "1 hour" is not a duration`},
+		"generation of no cycle": {`{"version":1,"cycles":[{"cycleId":"a"}],"generations":{"b":3}}`,
+			`generations["b"]: no such cycle in the file`},
+		"negative generation": {`{"version":1,"cycles":[{"cycleId":"a"}],"generations":{"a":-3}}`, "generations"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -152,7 +179,7 @@ func TestFileStoreRefusesBadFiles(t *testing.T) {
 			assert.Contains(t, err.Error(), path)
 			assert.Contains(t, err.Error(), c.want)
 
-			require.Error(t, s.Save(ctx, metadata("a")), "Save must not overwrite a file it could not read")
+			require.Error(t, s.Save(ctx, metadata("a"), 0), "Save must not overwrite a file it could not read")
 			require.Error(t, s.Delete(ctx, "a"))
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
@@ -174,7 +201,7 @@ func TestFileStoreKeepsConfigsValidationRefuses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metadata.json")
 	m := carousel.CycleMetadata{CycleID: "odd", Config: carousel.CycleConfig{Name: "odd", Type: "Retired", Throttle: -time.Second}}
 	require.Error(t, m.Config.Validate(), "the test's own premise")
-	require.NoError(t, carousel.NewFileStore(path).Save(ctx, m))
+	require.NoError(t, carousel.NewFileStore(path).Save(ctx, m, 0))
 
 	got, ok, err := carousel.NewFileStore(path).Load(ctx, "odd")
 	require.NoError(t, err)
@@ -188,16 +215,16 @@ func TestFileStoreRollsBackWhenTheWriteFails(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	path := filepath.Join(dir, "metadata.json")
 	s := carousel.NewFileStore(path)
-	require.NoError(t, s.Save(ctx, metadata("a")))
-	require.NoError(t, s.Save(ctx, metadata("b")))
+	require.NoError(t, s.Save(ctx, metadata("a"), 0))
+	require.NoError(t, s.Save(ctx, metadata("b"), 0))
 
 	require.NoError(t, os.RemoveAll(dir)) // every write fails now
 	changed := metadata("a")
 	changed.Iteration = 99
-	err := s.Save(ctx, changed)
+	err := s.Save(ctx, changed, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
-	require.Error(t, s.Save(ctx, metadata("new")))
+	require.Error(t, s.Save(ctx, metadata("new"), 0))
 	require.Error(t, s.Delete(ctx, "b"))
 
 	got, _, err := s.Load(ctx, "a")
@@ -211,7 +238,7 @@ func TestFileStoreRollsBackWhenTheWriteFails(t *testing.T) {
 	assert.True(t, ok, "a failed delete keeps the cycle")
 
 	require.NoError(t, os.Mkdir(dir, 0o755))
-	require.NoError(t, s.Save(ctx, metadata("c")))
+	require.NoError(t, s.Save(ctx, metadata("c"), 0))
 	restarted := carousel.NewFileStore(path)
 	for id, want := range map[string]bool{"a": true, "b": true, "c": true, "new": false} {
 		_, ok, err := restarted.Load(ctx, id)

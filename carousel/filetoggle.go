@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -21,6 +22,13 @@ import (
 // start republishing next to the one that is active: being active takes a deliberate
 // "true". Any other content, and a file that cannot be read, is an error, which the
 // scheduler treats as passive too.
+//
+// The Generation of an activation is the file's modification time, in nanoseconds since
+// 1970: every write of the file that makes an instance active (by an operator, a script,
+// or Set) is a new activation, later than those before it, on this instance and on the
+// others, as long as the machines' clocks agree to within the time between two switches.
+// Rewriting "true" into a file that said so already is a new activation too: the
+// scheduler restarts its cycles, each from its saved progress.
 type FileToggle struct {
 	path string
 }
@@ -32,26 +40,49 @@ func NewFileToggle(path string) *FileToggle { return &FileToggle{path: path} }
 // large file by mistake.
 const toggleContentShown = 64
 
+// toggleFileLimit bounds what Active reads of the file: its words are a few bytes.
+const toggleFileLimit = 4096
+
 // Active implements Toggle.
-func (t *FileToggle) Active(context.Context) (bool, error) {
-	b, err := os.ReadFile(t.path)
+func (t *FileToggle) Active(context.Context) (bool, Generation, error) {
+	b, modified, err := t.read()
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("carousel: toggle file: %w", err)
+		return false, 0, fmt.Errorf("carousel: toggle file: %w", err)
 	}
 	switch strings.ToLower(strings.TrimSpace(string(b))) {
 	case "true", "1", "on", "active":
-		return true, nil
+		return true, Generation(max(modified, 1)), nil
 	case "false", "0", "off", "passive":
-		return false, nil
+		return false, 0, nil
 	}
 	shown := string(b)
 	if len(shown) > toggleContentShown {
 		shown = shown[:toggleContentShown] + "..."
 	}
-	return false, fmt.Errorf("carousel: toggle file %s: content %q is not true or false (nor 1/0, on/off, active/passive)", t.path, shown)
+	return false, 0, fmt.Errorf("carousel: toggle file %s: content %q is not true or false (nor 1/0, on/off, active/passive)", t.path, shown)
+}
+
+// read returns the file's content and its modification time in nanoseconds, both of
+// the one file opened: a file replaced in between (Set renames a new one into place)
+// cannot pair one's content with the other's time.
+func (t *FileToggle) read() ([]byte, int64, error) {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, toggleFileLimit))
+	if err != nil {
+		return nil, 0, err
+	}
+	return b, fi.ModTime().UnixNano(), nil
 }
 
 // Set writes active to the file, replacing it atomically so that a concurrent Active reads

@@ -63,7 +63,7 @@ func TestRestoreIgnoresMetadataThatNoLongerFits(t *testing.T) {
 			old := wholeCfg
 			change(&old)
 			require.NoError(t, r.store.Save(context.Background(), CycleMetadata{CycleID: "whole", Config: old,
-				Iteration: 7, Total: 3, Completed: 2, Last: Item{ID: "iab"}, IterationStart: t0.Add(-time.Hour), InProgress: true}))
+				Iteration: 7, Total: 3, Completed: 2, Last: Item{ID: "iab"}, IterationStart: t0.Add(-time.Hour), InProgress: true}, 0))
 			r.put("c", items("i", 3, nil)...)
 			r.add(wholeCfg)
 			r.start()
@@ -78,7 +78,7 @@ func TestRestoreIgnoresMetadataThatNoLongerFits(t *testing.T) {
 		old := wholeCfg
 		old.Throttle = time.Hour
 		require.NoError(t, r.store.Save(context.Background(), CycleMetadata{CycleID: "whole", Config: old,
-			Iteration: 7, Total: 3, Completed: 2, Last: Item{ID: "iab"}, IterationStart: t0.Add(-time.Hour), InProgress: true}))
+			Iteration: 7, Total: 3, Completed: 2, Last: Item{ID: "iab"}, IterationStart: t0.Add(-time.Hour), InProgress: true}, 0))
 		r.put("c", items("i", 3, nil)...)
 		r.add(wholeCfg)
 		r.start()
@@ -305,13 +305,17 @@ func TestAddRefusesBadAndDuplicateCycles(t *testing.T) {
 // question, so the test knows the scheduler acted on the previous answer.
 type recordingToggle struct {
 	active atomic.Bool
+	gen    atomic.Uint64 // the generation it says when active
 	asked  chan bool
 }
 
-func (tg *recordingToggle) Active(context.Context) (bool, error) {
+func (tg *recordingToggle) Active(context.Context) (bool, Generation, error) {
 	a := tg.active.Load()
 	tg.asked <- a
-	return a, nil
+	if !a {
+		return false, 0, nil
+	}
+	return a, Generation(tg.gen.Load()), nil
 }
 
 func TestToggleStartsAndShutsDownTheCycles(t *testing.T) {
@@ -379,18 +383,20 @@ type promotable struct {
 	err    error
 }
 
-func (p *promotable) Active(context.Context) (bool, error) { return p.active.Load(), nil }
-func (p *promotable) Promote(context.Context) error {
+func (p *promotable) Active(context.Context) (bool, Generation, error) {
+	return p.active.Load(), 0, nil
+}
+func (p *promotable) Promote(context.Context) (Generation, error) {
 	if p.err != nil {
-		return p.err
+		return 0, p.err
 	}
 	p.active.Store(true)
-	return nil
+	return 0, nil
 }
 
 func TestStartOnAPassiveInstance(t *testing.T) {
 	r := newRig(t, func(c *Config) {
-		c.Toggle = ToggleFunc(func(context.Context) (bool, error) { return false, nil })
+		c.Toggle = ToggleFunc(func(context.Context) (bool, Generation, error) { return false, 0, nil })
 	})
 	r.add(wholeCfg)
 	assert.ErrorIs(t, r.s.Start(context.Background()), ErrPassive)

@@ -72,14 +72,30 @@ type PublisherFunc func(ctx context.Context, p Publication) error
 // Publish calls f.
 func (f PublisherFunc) Publish(ctx context.Context, p Publication) error { return f(ctx, p) }
 
-// MetadataStore keeps the metadata of cycles across restarts. Implementations must be
-// safe for concurrent use.
+// Generation numbers the activations of the instances that share a Toggle: each time
+// an instance becomes the active one, it is given a generation greater than every one
+// given before, to it or to any other instance. It is the fencing token of the
+// activation's progress writes: a MetadataStore refuses a save of a cycle from a
+// generation older than one it has saved for that cycle (ErrFenced), so that an instance
+// which lost the active role, and does not know it yet, cannot overwrite the progress of
+// the one that holds it. Generation 0 is that of a toggle that does not number its
+// activations (the default, always active): its saves are refused once a numbered one
+// has saved.
+type Generation uint64
+
+// MetadataStore keeps the metadata of cycles across restarts, fenced by the generation of
+// the activation that saves it. Implementations must be safe for concurrent use.
 type MetadataStore interface {
 	// Load returns the metadata last saved for the cycle id; ok is false when there is none.
 	Load(ctx context.Context, id string) (m CycleMetadata, ok bool, err error)
-	// Save stores m under m.CycleID, replacing what was there.
-	Save(ctx context.Context, m CycleMetadata) error
-	// Delete forgets the cycle id; deleting what is not there is not an error.
+	// Save stores m under m.CycleID, replacing what was there, unless the cycle was saved
+	// by a later generation than gen: then it leaves the store as it is and returns an
+	// error wrapping ErrFenced. The check and the write are one atomic step. The store
+	// keeps the greatest generation saved for each cycle; a save of the same generation
+	// as the last is accepted.
+	Save(ctx context.Context, m CycleMetadata, gen Generation) error
+	// Delete forgets the cycle id, its generation included; deleting what is not there is
+	// not an error. It is an operator's act, not fenced.
 	Delete(ctx context.Context, id string) error
 }
 
@@ -87,23 +103,28 @@ type MetadataStore interface {
 // every Config.ToggleInterval: it starts its cycles when the answer turns true and shuts
 // them down, saving their metadata, when it turns false or Active fails.
 type Toggle interface {
-	Active(ctx context.Context) (bool, error)
+	// Active reports whether this instance is the active one and, when it is, the
+	// Generation of its activation: the same from one call to the next while the
+	// instance stays active, a greater one once it has been passive, or has lost the role
+	// and taken it back, in between. A new generation is a new activation: the scheduler
+	// restarts its cycles, each from the progress saved in the store.
+	Active(ctx context.Context) (active bool, gen Generation, err error)
 }
 
 // ToggleFunc adapts a function to Toggle.
-type ToggleFunc func(ctx context.Context) (bool, error)
+type ToggleFunc func(ctx context.Context) (bool, Generation, error)
 
 // Active calls f.
-func (f ToggleFunc) Active(ctx context.Context) (bool, error) { return f(ctx) }
+func (f ToggleFunc) Active(ctx context.Context) (bool, Generation, error) { return f(ctx) }
 
 // Promoter is a Toggle that an operator can make active: Scheduler.Start calls Promote
 // when the toggle says passive, so that POST /scheduler/start takes over after a
 // failover that the toggle would not take over by itself.
 type Promoter interface {
 	Toggle
-	// Promote makes Active report true from now on, or fails (ErrLeaseHeld when another
-	// instance is active).
-	Promote(ctx context.Context) error
+	// Promote makes Active report true from now on, and returns the generation of the
+	// activation; or fails (ErrLeaseHeld when another instance is active).
+	Promote(ctx context.Context) (Generation, error)
 }
 
 var (
@@ -116,6 +137,9 @@ var (
 	ErrPassive = errors.New("carousel: this instance is passive")
 	// ErrLeaseHeld is returned by Promote when another instance holds the lease.
 	ErrLeaseHeld = errors.New("carousel: another instance is active")
+	// ErrFenced is returned, wrapped, by MetadataStore.Save when the cycle was saved by a
+	// later generation than the one saving: another instance has become active since.
+	ErrFenced = errors.New("carousel: progress saved by a later activation (another instance is active)")
 	// ErrNotAdjustable is returned when setting the throttle of a windowed cycle, whose
 	// throttle is computed from its window.
 	ErrNotAdjustable = errors.New("carousel: the throttle of a windowed cycle is computed, not set")

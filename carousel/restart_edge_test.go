@@ -38,7 +38,7 @@ func (s *coreReviewStore) Load(ctx context.Context, id string) (CycleMetadata, b
 	return s.MemoryStore.Load(ctx, id)
 }
 
-func (s *coreReviewStore) Save(ctx context.Context, m CycleMetadata) error {
+func (s *coreReviewStore) Save(ctx context.Context, m CycleMetadata, gen Generation) error {
 	if s.blockSave.Load() {
 		select {
 		case s.saveEntered <- struct{}{}:
@@ -50,7 +50,7 @@ func (s *coreReviewStore) Save(ctx context.Context, m CycleMetadata) error {
 			return ctx.Err()
 		}
 	}
-	return s.MemoryStore.Save(ctx, m)
+	return s.MemoryStore.Save(ctx, m, gen)
 }
 
 func (s *coreReviewStore) Delete(ctx context.Context, id string) error {

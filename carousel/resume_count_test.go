@@ -46,7 +46,7 @@ func resumeFrom(t *testing.T, saved CycleMetadata, collection []Item) *rig {
 	r := newRig(t, nil)
 	r.put("c", collection...)
 	saved.CycleID, saved.Config = wholeCfg.Name, wholeCfg
-	require.NoError(t, r.store.Save(context.Background(), saved))
+	require.NoError(t, r.store.Save(context.Background(), saved, 0))
 	r.add(wholeCfg)
 	r.start()
 	r.assertCountsWithinTotal(wholeCfg.Name)

@@ -23,8 +23,9 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	cycles  map[string]*cycle
-	started bool // the cycles are meant to run: Start was called, and no Shutdown since
-	active  bool // the toggle's last answer, as Run saw it
+	started bool       // the cycles are meant to run: Start was called, and no Shutdown since
+	active  bool       // the toggle's last answer, as Run saw it
+	gen     Generation // the generation of the toggle's last active answer, or of Promote
 
 	waitHook func(id string, until time.Time) // for tests: see cycle.waitHook
 }
@@ -46,6 +47,10 @@ type Status struct {
 	Started bool `json:"started"`
 	// Active is the toggle's last answer, as Run saw it.
 	Active bool `json:"active"`
+	// Generation is the generation of the toggle's last active answer (or of the
+	// promotion by Start): the activation the cycles run for, and save their progress
+	// under. 0 before the first, and for a toggle that does not number its activations.
+	Generation Generation `json:"generation"`
 	// Cycles are the cycles, by id.
 	Cycles []CycleStatus `json:"cycles"`
 }
@@ -77,10 +82,10 @@ func (s *Scheduler) Add(ctx context.Context, cfg CycleConfig) error {
 	c := newCycle(cfg, &s.cfg)
 	c.waitHook = s.waitHook
 	s.cycles[cfg.Name] = c
-	started := s.started
+	started, gen := s.started, s.gen
 	s.mu.Unlock()
 	if started {
-		c.start()
+		c.start(gen)
 	}
 	return nil
 }
@@ -132,7 +137,7 @@ func (s *Scheduler) Cycle(id string) (CycleStatus, error) {
 // Status returns the scheduler's state and every cycle's.
 func (s *Scheduler) Status() Status {
 	s.mu.Lock()
-	st := Status{Started: s.started, Active: s.active}
+	st := Status{Started: s.started, Active: s.active, Generation: s.gen}
 	s.mu.Unlock()
 	st.Cycles = s.Cycles()
 	return st
@@ -151,23 +156,27 @@ func (s *Scheduler) StopCycle(ctx context.Context, id string) error {
 	})
 }
 
-// ResumeCycle starts the cycle id again where it stopped. It returns ErrPassive when the
-// scheduler is not started (its cycles are not meant to run here).
+// ResumeCycle starts the cycle id again where its saved progress says it stopped. It
+// returns ErrPassive when the scheduler is not started (its cycles are not meant to run
+// here).
 func (s *Scheduler) ResumeCycle(ctx context.Context, id string) error {
 	return s.withCycle(id, func(c *cycle) error {
-		if !s.isStarted() {
+		started, gen := s.startedAt()
+		if !started {
 			return fmt.Errorf("%w: start the scheduler first", ErrPassive)
 		}
 		c.mu.Lock()
 		c.held = false
 		c.mu.Unlock()
-		c.start()
+		c.start(gen)
 		return nil
 	})
 }
 
 // ResetCycle forgets the progress of the cycle id: its next iteration is a first one,
-// from the beginning of its collection or a fresh window. A running cycle restarts.
+// from the beginning of its collection or a fresh window. A running cycle restarts. The
+// reset is saved under the scheduler's last activation: on an instance that another
+// has taken over from, the store refuses it (ErrFenced) and the progress stays.
 func (s *Scheduler) ResetCycle(ctx context.Context, id string) error {
 	return s.withCycle(id, func(c *cycle) error {
 		wasRunning := c.running()
@@ -178,9 +187,13 @@ func (s *Scheduler) ResetCycle(ctx context.Context, id string) error {
 		c.loaded = true // the saved progress is what is being reset
 		c.mu.Unlock()
 		c.reset()
-		c.save(ctx)
-		if wasRunning && s.isStarted() {
-			c.start()
+		started, gen := s.startedAt()
+		err := c.save(ctx, gen)
+		if wasRunning && started {
+			c.start(gen) // from the store: reset, or as it was if the save failed
+		}
+		if err != nil {
+			return fmt.Errorf("carousel: resetting cycle %s: %w", id, err)
 		}
 		return nil
 	})
@@ -210,11 +223,11 @@ func (s *Scheduler) SetThrottle(id string, d time.Duration) error {
 	return c.setThrottle(d)
 }
 
-// Start starts every cycle that was not stopped by hand, each from its saved progress.
-// When the toggle says passive, Start promotes it if it is a Promoter, or returns
-// ErrPassive.
+// Start starts every cycle that was not stopped by hand, each from the progress saved in
+// the store, under the toggle's generation. When the toggle says passive, Start promotes
+// it if it is a Promoter, or returns ErrPassive.
 func (s *Scheduler) Start(ctx context.Context) error {
-	active, err := s.askToggle(ctx)
+	active, gen, err := s.askToggle(ctx)
 	if err != nil {
 		return fmt.Errorf("carousel: asking the toggle: %w", err)
 	}
@@ -223,18 +236,20 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		if !ok {
 			return ErrPassive
 		}
-		if err := p.Promote(ctx); err != nil {
+		if gen, err = p.Promote(ctx); err != nil {
 			return fmt.Errorf("carousel: promoting: %w", err)
 		}
 	}
 	s.mu.Lock()
-	s.active = true
+	s.active, s.gen = true, gen
 	s.mu.Unlock()
-	s.startAll()
+	s.startAll(gen)
 	return nil
 }
 
-func (s *Scheduler) startAll() {
+// startAll starts every cycle not held for the activation gen: those running for another
+// restart, from the store.
+func (s *Scheduler) startAll(gen Generation) {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.mu.Lock()
@@ -246,7 +261,7 @@ func (s *Scheduler) startAll() {
 		held := c.held
 		c.mu.Unlock()
 		if !held {
-			c.start()
+			c.start(gen)
 		}
 	}
 }
@@ -277,9 +292,11 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 }
 
 // Run watches the toggle until ctx ends: when it turns active the cycles start, when it
-// turns passive or fails they shut down, saving their metadata. An operator's Start or
-// Shutdown stands until the toggle next changes. When ctx ends, Run shuts the cycles down
-// and returns what Shutdown returned.
+// turns passive or fails they shut down, saving their metadata, and when it says active
+// with a new generation (the instance lost the role and took it back between two
+// questions) they restart, each from the progress saved in the store. An operator's Start
+// or Shutdown stands until the toggle next changes. When ctx ends, Run shuts the cycles
+// down and returns what Shutdown returned.
 func (s *Scheduler) Run(ctx context.Context) error {
 	t := s.cfg.Clock.NewTicker(s.cfg.ToggleInterval)
 	defer t.Stop()
@@ -297,7 +314,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // watch asks the toggle once and acts on a change of its answer.
 func (s *Scheduler) watch(ctx context.Context) {
-	active, err := s.askToggle(ctx)
+	active, gen, err := s.askToggle(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -306,15 +323,18 @@ func (s *Scheduler) watch(ctx context.Context) {
 		active = false
 	}
 	s.mu.Lock()
-	changed := active != s.active
+	changed := active != s.active || (active && gen != s.gen)
 	s.active = active
+	if active {
+		s.gen = gen
+	}
 	s.mu.Unlock()
 	if !changed {
 		return
 	}
 	if active {
-		s.cfg.Logger.Info("active: starting the cycles")
-		s.startAll()
+		s.cfg.Logger.Info("active: starting the cycles", "generation", gen)
+		s.startAll(gen)
 		return
 	}
 	s.cfg.Logger.Info("passive: shutting the cycles down")
@@ -328,7 +348,7 @@ func (s *Scheduler) watch(ctx context.Context) {
 // askToggle asks the toggle, giving it ToggleInterval to answer: a toggle that hangs (a
 // lease whose connection silently died) is a toggle that failed, and the cycles shut
 // down rather than run on while another instance may take over.
-func (s *Scheduler) askToggle(ctx context.Context) (bool, error) {
+func (s *Scheduler) askToggle(ctx context.Context) (bool, Generation, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ToggleInterval)
 	defer cancel()
 	return s.cfg.Toggle.Active(ctx)
@@ -356,10 +376,11 @@ func (s *Scheduler) cycle(id string) (*cycle, error) {
 	return c, nil
 }
 
-func (s *Scheduler) isStarted() bool {
+// startedAt reports whether the scheduler is started, and its activation's generation.
+func (s *Scheduler) startedAt() (bool, Generation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.started
+	return s.started, s.gen
 }
 
 func (c *cycle) status() CycleStatus {

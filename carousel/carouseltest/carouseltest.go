@@ -1,6 +1,8 @@
 // Package carouseltest checks implementations of carousel's Source and MetadataStore
 // against the contracts the scheduler relies on, so that the in-memory and the
-// PostgreSQL implementations are held to the same tests.
+// PostgreSQL implementations are held to the same tests: TestSource, TestMetadataStore
+// (the fence of the saves by generation included), and TestFailover, two schedulers
+// handing a cycle to each other through a store, with the items republished counted.
 //
 // The suites use times in UTC truncated to microseconds, the precision of PostgreSQL's
 // timestamptz, and compare times with time.Time.Equal, so that an implementation may
@@ -14,6 +16,7 @@ package carouseltest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -311,14 +314,14 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 	t.Run("round trip of every field", func(t *testing.T) {
 		s := newStore(t)
 		m := fullMetadata("round-trip")
-		require.NoError(t, s.Save(ctx, m))
+		require.NoError(t, s.Save(ctx, m, 0))
 		assert.Equal(t, m, mustLoad(t, s, "round-trip"))
 
 		minimal := carousel.CycleMetadata{CycleID: "minimal", Config: carousel.CycleConfig{
 			Name: "minimal", Type: carousel.ThrottledWholeCollection, Origin: "o", Collection: "c",
 			CoolDown: time.Minute, Throttle: time.Second,
 		}, States: []carousel.State{carousel.Stopped}}
-		require.NoError(t, s.Save(ctx, minimal))
+		require.NoError(t, s.Save(ctx, minimal, 0))
 		assert.Equal(t, minimal, mustLoad(t, s, "minimal"), "zero times and items stay zero")
 	})
 
@@ -338,7 +341,7 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 		} {
 			m.Config, m.Config.Name = cfg, m.CycleID
 			m.States = []carousel.State{carousel.Stopped}
-			require.NoError(t, s.Save(ctx, m))
+			require.NoError(t, s.Save(ctx, m, 0))
 			assert.Equal(t, m, mustLoad(t, s, m.CycleID))
 		}
 	})
@@ -346,34 +349,34 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 	t.Run("overwrite", func(t *testing.T) {
 		s := newStore(t)
 		m := fullMetadata("overwrite")
-		require.NoError(t, s.Save(ctx, m))
+		require.NoError(t, s.Save(ctx, m, 0))
 		m.Iteration++
 		m.Completed = 0
 		m.Last = carousel.Item{}
 		m.States = []carousel.State{carousel.CoolDown}
 		m.LastError = ""
-		require.NoError(t, s.Save(ctx, m))
+		require.NoError(t, s.Save(ctx, m, 0))
 		assert.Equal(t, m, mustLoad(t, s, "overwrite"))
 	})
 
 	t.Run("delete", func(t *testing.T) {
 		s := newStore(t)
-		require.NoError(t, s.Save(ctx, fullMetadata("gone")))
-		require.NoError(t, s.Save(ctx, fullMetadata("kept")))
+		require.NoError(t, s.Save(ctx, fullMetadata("gone"), 0))
+		require.NoError(t, s.Save(ctx, fullMetadata("kept"), 0))
 		require.NoError(t, s.Delete(ctx, "gone"))
 		assertMissing(t, s, "gone")
 		assert.Equal(t, fullMetadata("kept"), mustLoad(t, s, "kept"))
 
 		require.NoError(t, s.Delete(ctx, "gone"), "deleting what is not there")
 		require.NoError(t, s.Delete(ctx, "carouseltest-never"), "deleting what never was")
-		require.NoError(t, s.Save(ctx, fullMetadata("gone")), "saving again after a delete")
+		require.NoError(t, s.Save(ctx, fullMetadata("gone"), 0), "saving again after a delete")
 		assert.Equal(t, fullMetadata("gone"), mustLoad(t, s, "gone"))
 	})
 
 	t.Run("no aliasing", func(t *testing.T) {
 		s := newStore(t)
 		m := fullMetadata("alias")
-		require.NoError(t, s.Save(ctx, m))
+		require.NoError(t, s.Save(ctx, m, 0))
 		m.States[0] = carousel.Stopped
 		assert.Equal(t, fullMetadata("alias"), mustLoad(t, s, "alias"), "changing what was saved")
 
@@ -393,7 +396,7 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 				m := fullMetadata(fmt.Sprintf("concurrent-%d", w))
 				for i := range saves {
 					m.Completed = i
-					if err := s.Save(ctx, m); err != nil {
+					if err := s.Save(ctx, m, 0); err != nil {
 						errs <- err
 					}
 					if _, _, err := s.Load(ctx, m.CycleID); err != nil {
@@ -411,5 +414,93 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 			m := mustLoad(t, s, fmt.Sprintf("concurrent-%d", w))
 			assert.Equal(t, saves-1, m.Completed, "writer %d's last save", w)
 		}
+	})
+
+	testFencing(t, newStore)
+}
+
+// testFencing checks that a store refuses the saves of an older generation than the
+// last it saved, and of no other.
+func testFencing(t *testing.T, newStore func(t *testing.T) carousel.MetadataStore) {
+	ctx := context.Background()
+	progress := func(id string, completed int) carousel.CycleMetadata {
+		m := fullMetadata(id)
+		m.Completed = completed
+		return m
+	}
+
+	t.Run("an older generation's save is refused", func(t *testing.T) {
+		s := newStore(t)
+		require.NoError(t, s.Save(ctx, progress("fenced", 10), 5))
+		err := s.Save(ctx, progress("fenced", 99), 4)
+		require.ErrorIs(t, err, carousel.ErrFenced, "generation 4 after 5")
+		assert.Equal(t, progress("fenced", 10), mustLoad(t, s, "fenced"), "the refused save left it as it was")
+		require.ErrorIs(t, s.Save(ctx, progress("fenced", 98), 0), carousel.ErrFenced, "generation 0 after 5")
+
+		require.NoError(t, s.Save(ctx, progress("fenced", 11), 5), "the same generation saves again")
+		require.NoError(t, s.Save(ctx, progress("fenced", 12), 7), "a later one takes over")
+		require.ErrorIs(t, s.Save(ctx, progress("fenced", 13), 5), carousel.ErrFenced, "the generation is now 7")
+		assert.Equal(t, progress("fenced", 12), mustLoad(t, s, "fenced"))
+
+		// Generations are per cycle.
+		require.NoError(t, s.Save(ctx, progress("other", 1), 1))
+		assert.Equal(t, progress("other", 1), mustLoad(t, s, "other"))
+	})
+
+	t.Run("generation 0 saves until a numbered one has", func(t *testing.T) {
+		s := newStore(t)
+		require.NoError(t, s.Save(ctx, progress("unfenced", 1), 0))
+		require.NoError(t, s.Save(ctx, progress("unfenced", 2), 0))
+		require.NoError(t, s.Save(ctx, progress("unfenced", 3), 1))
+		require.ErrorIs(t, s.Save(ctx, progress("unfenced", 4), 0), carousel.ErrFenced)
+		assert.Equal(t, progress("unfenced", 3), mustLoad(t, s, "unfenced"))
+	})
+
+	t.Run("a delete forgets the generation", func(t *testing.T) {
+		s := newStore(t)
+		require.NoError(t, s.Save(ctx, progress("deleted", 1), 9))
+		require.NoError(t, s.Delete(ctx, "deleted"))
+		require.NoError(t, s.Save(ctx, progress("deleted", 2), 1), "a cycle added again under the name starts afresh")
+		assert.Equal(t, progress("deleted", 2), mustLoad(t, s, "deleted"))
+	})
+
+	t.Run("a large generation", func(t *testing.T) {
+		// A FileToggle's generation is a time in nanoseconds since 1970.
+		s := newStore(t)
+		big := carousel.Generation(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+		require.NoError(t, s.Save(ctx, progress("big", 1), big))
+		require.ErrorIs(t, s.Save(ctx, progress("big", 2), big-1), carousel.ErrFenced)
+		require.NoError(t, s.Save(ctx, progress("big", 3), big))
+		assert.Equal(t, progress("big", 3), mustLoad(t, s, "big"))
+	})
+
+	// The check and the write are one step: of writers racing with generations 1 to 8,
+	// the last save standing is the last of generation 8, which is never refused, and
+	// every refusal is ErrFenced.
+	t.Run("concurrent generations", func(t *testing.T) {
+		s := newStore(t)
+		const writers, saves = 8, 20
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*saves)
+		for w := 1; w <= writers; w++ {
+			wg.Go(func() {
+				for i := range saves {
+					err := s.Save(ctx, progress("race", w*100+i), carousel.Generation(w))
+					switch {
+					case err == nil:
+					case w == writers:
+						errs <- fmt.Errorf("generation %d, the latest, refused: %w", w, err)
+					case !errors.Is(err, carousel.ErrFenced):
+						errs <- fmt.Errorf("generation %d: %w", w, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		assert.Equal(t, writers*100+saves-1, mustLoad(t, s, "race").Completed, "the last save of the latest generation")
 	})
 }

@@ -31,3 +31,7 @@ func TestSourceConformance(t *testing.T) {
 func TestMetadataStoreConformance(t *testing.T) {
 	carouseltest.TestMetadataStore(t, func(t *testing.T) carousel.MetadataStore { return newTestStore(t, pgtest.Pool(t)) })
 }
+
+func TestFailoverConformance(t *testing.T) {
+	carouseltest.TestFailover(t, func(t *testing.T) carousel.MetadataStore { return newTestStore(t, pgtest.Pool(t)) })
+}

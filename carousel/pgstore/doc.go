@@ -1,7 +1,8 @@
 // Package pgstore keeps the carousel's state in PostgreSQL: a Source that lists the
 // items of collections from the application's own tables, a Store of cycle metadata, so
-// that a restarted or failed-over instance resumes its cycles where they were, and a
-// Lease that makes exactly one of several instances active. All run on a
+// that a restarted or failed-over instance resumes its cycles where the last active
+// instance saved them, and a Lease that makes exactly one of several instances active
+// and numbers its activations, with which the Store fences the saves. All run on a
 // *pgxpool.Pool (pgx v5) that the caller owns and closes.
 //
 // # Source
@@ -47,16 +48,25 @@
 // selects, with the name prefixed by StoreOptions.TablePrefix (default "feedkit_carousel_"):
 //
 //	CREATE TABLE IF NOT EXISTS feedkit_carousel_cycle_metadata (
-//	    id       text        PRIMARY KEY,  -- the cycle id
-//	    metadata json        NOT NULL,     -- carousel.CycleMetadata's JSON
-//	    saved_at timestamptz NOT NULL      -- the database's clock at the last Save
+//	    id         text        PRIMARY KEY,         -- the cycle id
+//	    metadata   json        NOT NULL,            -- carousel.CycleMetadata's JSON
+//	    saved_at   timestamptz NOT NULL,            -- the database's clock at the last Save
+//	    generation bigint      NOT NULL DEFAULT 0   -- the activation that saved it
 //	);
+//	ALTER TABLE feedkit_carousel_cycle_metadata ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0;
 //
-// The statement runs in one transaction under a transaction-level advisory lock, so
+// The statements run in one transaction under a transaction-level advisory lock, so
 // that processes starting at the same moment do not trip over each other: PostgreSQL's
 // CREATE TABLE IF NOT EXISTS is not safe against a concurrent creation of the same
-// table. The metadata is stored as its JSON, so that it reads back exactly as it was
-// saved, nanoseconds, time zone offsets and throttle included.
+// table. The ALTER upgrades a table made by an earlier version, whose rows keep loading
+// and count as saved by generation 0. The metadata is stored as its JSON, so that it
+// reads back exactly as it was saved, nanoseconds, time zone offsets and throttle
+// included.
+//
+// A Save is one INSERT ... ON CONFLICT DO UPDATE ... WHERE generation <= the save's: a
+// save of an older generation than the row's updates nothing and returns an error
+// wrapping carousel.ErrFenced, so that an instance which lost the Lease cannot overwrite
+// the progress of the one holding it, however the two race.
 //
 // # Lease
 //
@@ -67,8 +77,24 @@
 // says false with an error. After a network break the server may keep the old session
 // (and the lock) until its TCP keepalive gives up: meanwhile the instance knows the
 // holder for its own old session and keeps trying, rather than taking it for another
-// instance and staying passive for good. Whether a passive instance takes a free lease by itself is
-// LeaseOptions.Failover; without it, only an operator's Promote does, so that a
-// failover is a decision rather than a race. Advisory locks are per database, not per
-// schema: deployments sharing a database need lease names of their own.
+// instance and staying passive for good. Whether a passive instance takes a free lease
+// by itself is LeaseOptions.Failover; without it, only an operator's Promote does, so
+// that a failover is a decision rather than a race. Advisory locks are per database, not
+// per schema: deployments sharing a database need lease names of their own.
+//
+// Each time a Lease takes the lock it numbers the activation: on the same connection,
+// holding the lock, it bumps the lease's row in a table of its own (created at the first
+// Active or Promote, in the schema the pool's search_path selects, its name prefixed by
+// LeaseOptions.TablePrefix)
+//
+//	CREATE TABLE IF NOT EXISTS feedkit_carousel_lease (
+//	    name       text   PRIMARY KEY,  -- the lease's name
+//	    generation bigint NOT NULL      -- its last activation's number
+//	);
+//
+// and Active and Promote return that carousel.Generation while the lock is held. The
+// bump commits before the lock can pass on (the session holds it until it ends), so the
+// generations of the successive holders, of any instance, strictly increase: they are
+// the fencing tokens of the Store's saves. For that the instances must count in one
+// table: the same schema and TablePrefix, as for the Store.
 package pgstore

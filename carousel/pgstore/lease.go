@@ -11,10 +11,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 // DefaultLeaseName is the lease's name when LeaseOptions.Name is empty.
 const DefaultLeaseName = "feedkit-carousel"
+
+// leaseTable is the table of the leases' generations, after the prefix.
+const leaseTable = "lease"
 
 // closeTimeout bounds the closing of a lease's connection, which may be unreachable.
 const closeTimeout = 5 * time.Second
@@ -51,13 +55,19 @@ type LeaseOptions struct {
 	// once the active one lets it go (closes it, or dies). Without it, an instance that
 	// found the lease held stays passive until an operator promotes it.
 	Failover bool
+	// TablePrefix is prepended to the name of the table that numbers the lease's
+	// activations, "lease": the same rules as StoreOptions.TablePrefix. Empty means
+	// DefaultTablePrefix.
+	TablePrefix string
 }
 
 var _ carousel.Promoter = (*Lease)(nil)
 
 // Lease is a carousel.Toggle and carousel.Promoter that makes exactly one of the
 // instances sharing a database and a lease name active: the one holding a session-level
-// advisory lock on the name. It is safe for concurrent use.
+// advisory lock on the name. Every taking of the lock is an activation with a
+// carousel.Generation greater than every earlier one, counted in a table (see the
+// package doc). It is safe for concurrent use.
 //
 // The lock belongs to a database session, so the Lease keeps a connection of its own,
 // taken out of the pool (pgxpool.Conn.Hijack): returned to the pool, the connection
@@ -82,13 +92,17 @@ type Lease struct {
 	pool     *pgxpool.Pool
 	name     string
 	failover bool
+	table    string // the generations' table, its name as the SQL has it
+	bumpSQL  string
 
-	mu     sync.Mutex
-	conn   *pgx.Conn // the dedicated connection; nil when there is none
-	held   bool      // conn holds the lock
-	others bool      // since it last held the lock, this instance found another holding it
-	last   session   // the server session that last held the lock; zero before the first
-	closed bool
+	mu       sync.Mutex
+	migrated bool                // the generations' table exists
+	conn     *pgx.Conn           // the dedicated connection; nil when there is none
+	held     bool                // conn holds the lock
+	gen      carousel.Generation // the generation of the activation that took the lock, while held
+	others   bool                // since it last held the lock, this instance found another holding it
+	last     session             // the server session that last held the lock; zero before the first
+	closed   bool
 }
 
 // session identifies a server session. The pid alone does not: the server reuses the
@@ -117,10 +131,22 @@ func NewLease(pool *pgxpool.Pool, opts LeaseOptions) (*Lease, error) {
 	if opts.Name == "" {
 		opts.Name = DefaultLeaseName
 	}
-	return &Lease{pool: pool, name: opts.Name, failover: opts.Failover}, nil
+	prefix := opts.TablePrefix
+	if prefix == "" {
+		prefix = DefaultTablePrefix
+	}
+	if err := pgschema.CheckPrefix(prefix, leaseTable); err != nil {
+		return nil, fmt.Errorf("pgstore: LeaseOptions.TablePrefix %q: %v: %w", prefix, err, ErrInvalidOptions)
+	}
+	table := pgx.Identifier{prefix + leaseTable}.Sanitize()
+	return &Lease{pool: pool, name: opts.Name, failover: opts.Failover, table: table,
+		bumpSQL: `INSERT INTO ` + table + ` AS l (name, generation) VALUES ($1, 1)
+			ON CONFLICT (name) DO UPDATE SET generation = l.generation + 1
+			RETURNING generation`}, nil
 }
 
-// Active implements carousel.Toggle. Holding the lock, it checks that the connection is
+// Active implements carousel.Toggle, with the generation of the activation that took
+// the lock while it holds it. Holding the lock, it checks that the connection is
 // alive: when it is not, the lock is lost, and Active says false with the error, so that
 // the scheduler shuts its cycles down at once. Not holding it, it tries to take it when
 // this instance has not found another holding it since it last held it (at startup, or
@@ -130,58 +156,62 @@ func NewLease(pool *pgxpool.Pool, opts LeaseOptions) (*Lease, error) {
 // again at the next call. A ctx done before the call fails it without touching the
 // lease; one that ends during the check closes the connection, and so releases the lock
 // (once the server notices): pgx cannot tell a slow server from a dead one.
-func (l *Lease) Active(ctx context.Context) (bool, error) {
+func (l *Lease) Active(ctx context.Context) (bool, carousel.Generation, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return false, nil
+		return false, 0, nil
 	case l.held:
 		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("pgstore: lease %q: %w", l.name, err)
+			return false, 0, fmt.Errorf("pgstore: lease %q: %w", l.name, err)
 		}
 		if err := l.conn.Ping(ctx); err != nil {
 			l.drop(ctx)
-			return false, fmt.Errorf("pgstore: lease %q: lost the connection holding it: %w", l.name, err)
+			return false, 0, fmt.Errorf("pgstore: lease %q: lost the connection holding it: %w", l.name, err)
 		}
-		return true, nil
+		return true, l.gen, nil
 	case l.others && !l.failover:
-		return false, nil
+		return false, 0, nil
 	}
 	got, err := l.try(ctx)
-	return got == taken, err
+	if got != taken {
+		return false, 0, err
+	}
+	return true, l.gen, err
 }
 
 // Promote implements carousel.Promoter: it takes the lock if it is free, whatever this
-// instance found before, and fails with carousel.ErrLeaseHeld if another instance
+// instance found before, and returns the activation's generation (the same as before
+// when it held the lock already); it fails with carousel.ErrLeaseHeld if another instance
 // holds it, or if this instance's own lost session still does (the error says so; a
 // later Active or Promote takes the lock once the server has dropped that session).
-func (l *Lease) Promote(ctx context.Context) error {
+func (l *Lease) Promote(ctx context.Context) (carousel.Generation, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return fmt.Errorf("pgstore: lease %q is closed", l.name)
+		return 0, fmt.Errorf("pgstore: lease %q is closed", l.name)
 	}
 	if err := ctx.Err(); err != nil { // before a check that it would fail, dropping the lock
-		return fmt.Errorf("pgstore: lease %q: %w", l.name, err)
+		return 0, fmt.Errorf("pgstore: lease %q: %w", l.name, err)
 	}
 	if l.held {
 		if err := l.conn.Ping(ctx); err == nil {
-			return nil
+			return l.gen, nil
 		}
 		l.drop(ctx) // lost: take it again if it is free
 	}
 	got, err := l.try(ctx)
 	switch {
 	case err != nil:
-		return err
+		return 0, err
 	case got == heldByUs:
-		return fmt.Errorf("pgstore: lease %q: held by this instance's lost server session (pid %d), "+
+		return 0, fmt.Errorf("pgstore: lease %q: held by this instance's lost server session (pid %d), "+
 			"until the server drops it: %w", l.name, l.last.pid, carousel.ErrLeaseHeld)
 	case got != taken:
-		return fmt.Errorf("pgstore: lease %q: %w", l.name, carousel.ErrLeaseHeld)
+		return 0, fmt.Errorf("pgstore: lease %q: %w", l.name, carousel.ErrLeaseHeld)
 	}
-	return nil
+	return l.gen, nil
 }
 
 // Held reports whether this instance held the lease at the last Active or Promote.
@@ -219,12 +249,24 @@ func (l *Lease) Close(ctx context.Context) error {
 }
 
 // try tries to take the lock on the dedicated connection, making one when there is
-// none. Finding the lock held, it looks up the holder: this instance's lost session
-// (l.last) leaves l.others alone, any other session sets it. A holder gone before it
-// could be looked up makes it try again, as a call a moment later would have, up to
-// lockAttempts times. It keeps the connection for the next try only when there will be
-// one without an operator: with Failover, or while l.others is unset.
+// none, and numbers the activation when it takes it (l.gen). Finding the lock held, it
+// looks up the holder: this instance's lost session (l.last) leaves l.others alone, any
+// other session sets it. A holder gone before it could be looked up makes it try again,
+// as a call a moment later would have, up to lockAttempts times. It keeps the connection
+// for the next try only when there will be one without an operator: with Failover, or
+// while l.others is unset.
 func (l *Lease) try(ctx context.Context) (outcome, error) {
+	if !l.migrated {
+		err := pgschema.Migrate(ctx, l.pool, "feedkit/carousel/pgstore: migrate "+l.table,
+			`CREATE TABLE IF NOT EXISTS `+l.table+` (
+				name       text   PRIMARY KEY,
+				generation bigint NOT NULL
+			)`)
+		if err != nil {
+			return unsettled, fmt.Errorf("pgstore: lease %q: create table %s: %w", l.name, l.table, err)
+		}
+		l.migrated = true
+	}
 	if l.conn == nil {
 		c, err := l.pool.Acquire(ctx)
 		if err != nil {
@@ -240,8 +282,7 @@ func (l *Lease) try(ctx context.Context) (outcome, error) {
 			return unsettled, fmt.Errorf("pgstore: lease %q: take the lock: %w", l.name, err)
 		}
 		if ok {
-			l.held, l.others, l.last = true, false, s
-			return taken, nil
+			return l.number(ctx, s)
 		}
 		var holders int64
 		var ours bool
@@ -262,6 +303,21 @@ func (l *Lease) try(ctx context.Context) (outcome, error) {
 		return heldByOther, nil
 	}
 	return unsettled, nil
+}
+
+// number bumps the lease's generation, on the connection that has just taken the lock:
+// only the holder bumps it, each bump is committed before the lock can pass to another
+// instance (the session holds it until it ends), and so every holder's generation is
+// greater than every earlier holder's. A failed bump gives the lock up: an activation
+// without a generation could not fence its saves.
+func (l *Lease) number(ctx context.Context, s session) (outcome, error) {
+	var gen int64
+	if err := l.conn.QueryRow(ctx, l.bumpSQL, l.name).Scan(&gen); err != nil {
+		l.drop(ctx)
+		return unsettled, fmt.Errorf("pgstore: lease %q: number the activation: %w", l.name, err)
+	}
+	l.held, l.others, l.last, l.gen = true, false, s, carousel.Generation(gen)
+	return taken, nil
 }
 
 // drop closes the dedicated connection, which releases the lock if the server still

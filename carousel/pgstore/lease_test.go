@@ -29,9 +29,28 @@ func newTestLease(t *testing.T, pool *pgxpool.Pool, name string, failover bool) 
 // active returns l.Active's answer, failing the test on an error.
 func active(t *testing.T, l *Lease) bool {
 	t.Helper()
-	ok, err := l.Active(t.Context())
-	require.NoError(t, err)
+	ok, _ := activeGen(t, l)
 	return ok
+}
+
+// activeGen returns l.Active's answer and generation, failing the test on an error.
+func activeGen(t *testing.T, l *Lease) (bool, carousel.Generation) {
+	t.Helper()
+	ok, gen, err := l.Active(t.Context())
+	require.NoError(t, err)
+	if !ok {
+		assert.Zero(t, gen, "a passive answer has no generation")
+	}
+	return ok, gen
+}
+
+// promote promotes l, failing the test on an error, and returns the generation.
+func promote(t *testing.T, l *Lease) carousel.Generation {
+	t.Helper()
+	gen, err := l.Promote(t.Context())
+	require.NoError(t, err)
+	require.NotZero(t, gen)
+	return gen
 }
 
 // pid returns the server process id of l's connection, 0 when it has none.
@@ -73,10 +92,10 @@ func TestLeaseWithoutFailover(t *testing.T) {
 	assert.False(t, active(t, b), "a failover does not start a passive instance by itself")
 	assert.Zero(t, b.pid(), "a passive instance without Failover keeps no connection")
 
-	require.NoError(t, b.Promote(t.Context()))
+	promote(t, b)
 	assert.True(t, active(t, b))
 	assert.True(t, b.Held())
-	require.NoError(t, b.Promote(t.Context()), "promoting the holder")
+	promote(t, b)
 }
 
 // With Failover, the passive instance takes over at its next Active.
@@ -100,17 +119,18 @@ func TestLeasePromote(t *testing.T) {
 	name := uniqueName(t)
 	a, b := newTestLease(t, secondPool(t, pool), name, false), newTestLease(t, pool, name, false)
 
-	require.NoError(t, a.Promote(t.Context()), "a free lease")
-	err := b.Promote(t.Context())
+	promote(t, a)
+	_, err := b.Promote(t.Context())
 	require.ErrorIs(t, err, carousel.ErrLeaseHeld)
 	assert.ErrorContains(t, err, name)
 	assert.False(t, active(t, b))
 	assert.True(t, active(t, a))
 
 	require.NoError(t, a.Close(t.Context()))
-	require.NoError(t, b.Promote(t.Context()))
+	promote(t, b)
 	assert.True(t, active(t, b))
-	assert.ErrorContains(t, a.Promote(t.Context()), "closed")
+	_, err = a.Promote(t.Context())
+	assert.ErrorContains(t, err, "closed")
 }
 
 // The holder whose connection dies learns it at its next Active, which says false with
@@ -124,7 +144,7 @@ func TestLeaseLostConnectionFailover(t *testing.T) {
 	require.False(t, active(t, b))
 
 	terminate(t, pool, a)
-	ok, err := a.Active(t.Context())
+	ok, _, err := a.Active(t.Context())
 	require.Error(t, err)
 	assert.ErrorContains(t, err, name)
 	assert.False(t, ok)
@@ -134,7 +154,7 @@ func TestLeaseLostConnectionFailover(t *testing.T) {
 	assert.False(t, active(t, a), "the lost holder tries again, and finds b")
 	require.NoError(t, b.Close(t.Context()))
 	assert.False(t, active(t, a), "having seen b, a waits for an operator")
-	require.NoError(t, a.Promote(t.Context()))
+	promote(t, a)
 	assert.True(t, active(t, a))
 }
 
@@ -148,7 +168,7 @@ func TestLeaseLostConnectionRetaken(t *testing.T) {
 	require.False(t, active(t, b))
 
 	terminate(t, pool, a)
-	ok, err := a.Active(t.Context())
+	ok, _, err := a.Active(t.Context())
 	require.Error(t, err)
 	assert.False(t, ok)
 	assert.True(t, active(t, a), "free again: a takes it back")
@@ -161,7 +181,7 @@ func TestLeasePromoteAfterLostConnection(t *testing.T) {
 	a := newTestLease(t, pool, uniqueName(t), false)
 	require.True(t, active(t, a))
 	terminate(t, pool, a)
-	require.NoError(t, a.Promote(t.Context()))
+	promote(t, a)
 	assert.True(t, active(t, a))
 }
 
@@ -192,17 +212,78 @@ func TestLeaseCanceledContext(t *testing.T) {
 	require.True(t, active(t, a))
 	ctx, cancel := contextCanceled(t)
 	defer cancel()
-	ok, err := a.Active(ctx)
+	ok, _, err := a.Active(ctx)
 	assert.ErrorIs(t, err, ctx.Err())
 	assert.False(t, ok)
 	assert.True(t, a.Held())
-	assert.ErrorIs(t, a.Promote(ctx), ctx.Err())
+	_, err = a.Promote(ctx)
+	assert.ErrorIs(t, err, ctx.Err())
 	assert.True(t, a.Held())
 	assert.True(t, active(t, a))
 }
 
+// Every taking of the lease, by any instance, is a new activation, numbered above every
+// one before: the holder's generation holds while it keeps the lease, the next holder's
+// is greater, and so is the one of a holder that lost its connection and took the lease
+// back.
+func TestLeaseGenerations(t *testing.T) {
+	pool := pgtest.Pool(t)
+	name := uniqueName(t)
+	a, b := newTestLease(t, secondPool(t, pool), name, false), newTestLease(t, pool, name, true)
+
+	ok, g1 := activeGen(t, a)
+	require.True(t, ok)
+	require.NotZero(t, g1)
+	_, again := activeGen(t, a)
+	assert.Equal(t, g1, again, "the same activation while it holds the lease")
+	assert.Equal(t, g1, promote(t, a), "promoting the holder is no new activation")
+	assert.False(t, active(t, b))
+
+	require.NoError(t, a.Close(t.Context()))
+	ok, g2 := activeGen(t, b)
+	require.True(t, ok, "b fails over")
+	assert.Greater(t, g2, g1, "b's activation comes after a's")
+
+	terminate(t, pool, b)
+	_, _, err := b.Active(t.Context())
+	require.Error(t, err, "b finds its connection lost")
+	ok, g3 := activeGen(t, b)
+	require.True(t, ok, "b takes the free lease back")
+	assert.Greater(t, g3, g2, "taken back is a new activation")
+
+	require.NoError(t, b.Close(t.Context()))
+	c := newTestLease(t, pool, name, false) // a third instance, as after a restart
+	assert.Greater(t, promote(t, c), g3)
+
+	other := newTestLease(t, pool, uniqueName(t), false)
+	ok, g := activeGen(t, other)
+	require.True(t, ok)
+	assert.Equal(t, carousel.Generation(1), g, "each name counts its own activations")
+}
+
+// LeaseOptions.TablePrefix names the generations' table; a bad one is refused naming
+// the field.
+func TestLeaseTablePrefix(t *testing.T) {
+	pool := pgtest.Pool(t)
+	l, err := NewLease(pool, LeaseOptions{Name: uniqueName(t), TablePrefix: "app1_"})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, l.Close(background())) })
+	ok, gen := activeGen(t, l)
+	require.True(t, ok)
+	var n int64
+	require.NoError(t, pool.QueryRow(t.Context(), "SELECT generation FROM app1_lease WHERE name = $1", l.name).Scan(&n))
+	assert.Equal(t, int64(gen), n)
+
+	for _, bad := range []string{"App_", "9x_", "a-b"} {
+		_, err := NewLease(pool, LeaseOptions{TablePrefix: bad})
+		require.ErrorIs(t, err, ErrInvalidOptions, bad)
+		assert.ErrorContains(t, err, `LeaseOptions.TablePrefix "`+bad+`"`)
+	}
+}
+
 // Many goroutines asking several Failover instances at once, as schedulers and an
-// operator would, leave exactly one of them holding the lease.
+// operator would, leave exactly one of them holding the lease, and no two instances are
+// ever given the same generation.
 func TestLeaseConcurrent(t *testing.T) {
 	pool := pgtest.Pool(t)
 	name := uniqueName(t)
@@ -211,23 +292,38 @@ func TestLeaseConcurrent(t *testing.T) {
 		leases[i] = newTestLease(t, pool, name, true)
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	holderOf := map[carousel.Generation]int{} // generation → the lease given it
+	saw := func(lease int, gen carousel.Generation) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h, ok := holderOf[gen]; ok && h != lease {
+			t.Errorf("generation %d given to leases %d and %d", gen, h, lease)
+		}
+		holderOf[gen] = lease
+	}
 	start := make(chan struct{})
 	for g := range 16 {
-		l := leases[g%len(leases)]
+		i := g % len(leases)
+		l := leases[i]
 		wg.Go(func() {
 			<-start
-			for i := range 20 {
-				var err error
-				if (g+i)%5 == 0 {
-					err = l.Promote(t.Context())
-					if err != nil && !assert.ErrorIs(t, err, carousel.ErrLeaseHeld) {
+			for k := range 20 {
+				if (g+k)%5 == 0 {
+					gen, err := l.Promote(t.Context())
+					if err == nil {
+						saw(i, gen)
+					} else if !assert.ErrorIs(t, err, carousel.ErrLeaseHeld) {
 						return
 					}
 					continue
 				}
-				_, err = l.Active(t.Context())
+				ok, gen, err := l.Active(t.Context())
 				if !assert.NoError(t, err) {
 					return
+				}
+				if ok {
+					saw(i, gen)
 				}
 			}
 		})
@@ -241,6 +337,7 @@ func TestLeaseConcurrent(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, held)
+	assert.NotEmpty(t, holderOf)
 }
 
 // cutProxy forwards TCP to the server; cut breaks the client side of every connection
@@ -328,7 +425,7 @@ func TestLeaseRetakesAfterItsOwnSessionDies(t *testing.T) {
 	oldPID := a.pid()
 
 	proxy.cut()
-	ok, err := a.Active(t.Context())
+	ok, _, err := a.Active(t.Context())
 	require.Error(t, err, "the lost connection is noticed")
 	require.False(t, ok)
 
@@ -336,7 +433,7 @@ func TestLeaseRetakesAfterItsOwnSessionDies(t *testing.T) {
 		assert.False(t, active(t, a), "the old session still holds the lock")
 	}
 	assert.False(t, a.Held())
-	err = a.Promote(t.Context())
+	_, err = a.Promote(t.Context())
 	require.ErrorIs(t, err, carousel.ErrLeaseHeld)
 	assert.ErrorContains(t, err, fmt.Sprintf("lost server session (pid %d)", oldPID))
 	assert.False(t, active(t, b))
@@ -348,7 +445,7 @@ func TestLeaseRetakesAfterItsOwnSessionDies(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	ok, err = a.Active(ctx)
+	ok, _, err = a.Active(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok, "the lease is free and nobody else ever held it: the instance that held it takes it back")
 	assert.NotEqual(t, oldPID, a.pid())

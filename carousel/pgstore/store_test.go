@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"encoding/json"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -46,14 +48,14 @@ func fullMetadata(id string) carousel.CycleMetadata {
 func TestStoreRoundTrip(t *testing.T) {
 	s := newTestStore(t, pgtest.Pool(t))
 	m := fullMetadata("news")
-	require.NoError(t, s.Save(t.Context(), m))
+	require.NoError(t, s.Save(t.Context(), m, 1))
 	got, ok, err := s.Load(t.Context(), "news")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, m, got)
 
 	m.Completed, m.States, m.Throttle, m.LastError = 46, []carousel.State{carousel.CoolDown}, 0, ""
-	require.NoError(t, s.Save(t.Context(), m))
+	require.NoError(t, s.Save(t.Context(), m, 1))
 	got, ok, err = s.Load(t.Context(), "news")
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -115,7 +117,7 @@ func TestStoreLoadsTheSeedsFormat(t *testing.T) {
 // first saved; the table is not created twice.
 func TestStoreRestart(t *testing.T) {
 	pool := pgtest.Pool(t)
-	require.NoError(t, newTestStore(t, pool).Save(t.Context(), fullMetadata("news")))
+	require.NoError(t, newTestStore(t, pool).Save(t.Context(), fullMetadata("news"), 1))
 
 	again := newTestStore(t, secondPool(t, pool))
 	got, ok, err := again.Load(t.Context(), "news")
@@ -144,10 +146,55 @@ func TestStoreConcurrentMigration(t *testing.T) {
 	for i := range stores {
 		require.NoError(t, errs[i], "store %d", i)
 	}
-	require.NoError(t, stores[0].Save(t.Context(), fullMetadata("news")))
+	require.NoError(t, stores[0].Save(t.Context(), fullMetadata("news"), 1))
 	_, ok, err := stores[7].Load(t.Context(), "news")
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// A table made before saves were fenced, with progress in it: NewStore adds the
+// generation column, the progress loads as it was saved, and counts as saved by
+// generation 0, which any activation's save replaces.
+func TestStoreMigratesATableWithoutGenerations(t *testing.T) {
+	pool := pgtest.Pool(t)
+	_, err := pool.Exec(t.Context(), `CREATE TABLE feedkit_carousel_cycle_metadata (
+		id       text        PRIMARY KEY,
+		metadata json        NOT NULL,
+		saved_at timestamptz NOT NULL)`)
+	require.NoError(t, err)
+	old, err := json.Marshal(fullMetadata("news"))
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `INSERT INTO feedkit_carousel_cycle_metadata VALUES ('news', $1, now())`, old)
+	require.NoError(t, err)
+
+	s := newTestStore(t, pool)
+	got, ok, err := s.Load(t.Context(), "news")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, fullMetadata("news"), got, "the progress saved before the upgrade")
+
+	next := fullMetadata("news")
+	next.Completed++
+	require.NoError(t, s.Save(t.Context(), next, 3), "an activation's save replaces it")
+	require.ErrorIs(t, s.Save(t.Context(), fullMetadata("news"), 2), carousel.ErrFenced)
+	again := newTestStore(t, secondPool(t, pool)) // migrating again changes nothing
+	got, _, err = again.Load(t.Context(), "news")
+	require.NoError(t, err)
+	assert.Equal(t, next, got)
+	var gen int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT generation FROM feedkit_carousel_cycle_metadata WHERE id = 'news'`).Scan(&gen))
+	assert.Equal(t, int64(3), gen)
+}
+
+// A generation a bigint cannot hold is refused, not wrapped around to a negative one
+// that every later save would pass.
+func TestStoreRefusesAGenerationAboveBigint(t *testing.T) {
+	s := newTestStore(t, pgtest.Pool(t))
+	err := s.Save(t.Context(), fullMetadata("news"), carousel.Generation(math.MaxInt64)+1)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, carousel.ErrFenced)
+	assert.ErrorContains(t, err, "bigint")
+	require.NoError(t, s.Save(t.Context(), fullMetadata("news"), math.MaxInt64))
 }
 
 // TablePrefix names the table; a bad one is refused naming the field.
@@ -155,7 +202,7 @@ func TestStoreOptions(t *testing.T) {
 	pool := pgtest.Pool(t)
 	s, err := NewStore(t.Context(), pool, StoreOptions{TablePrefix: "app1_"})
 	require.NoError(t, err)
-	require.NoError(t, s.Save(t.Context(), fullMetadata("news")))
+	require.NoError(t, s.Save(t.Context(), fullMetadata("news"), 1))
 	var n int
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM app1_cycle_metadata").Scan(&n))
 	assert.Equal(t, 1, n)
