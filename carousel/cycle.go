@@ -493,10 +493,12 @@ func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	c.meta.CurrentItem = it.ID
 	c.lastPub = c.sc.Clock.Now()
 	c.nextPub = c.lastPub.Add(c.meta.Throttle)
+	p := Publication{Cycle: c.cfg.Name, Origin: c.cfg.Origin, Collection: c.cfg.Collection, Item: it,
+		Iteration: c.meta.Iteration, Position: c.meta.Completed + 1}
 	c.mu.Unlock()
 
 	pctx, cancel := context.WithTimeout(ctx, c.sc.PublishTimeout)
-	err := c.sc.Publisher.Publish(pctx, Publication{Cycle: c.cfg.Name, Origin: c.cfg.Origin, Collection: c.cfg.Collection, Item: it})
+	err := c.sc.Publisher.Publish(pctx, p)
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopped mid-publish: the item is not done, a resume publishes it again

@@ -80,7 +80,18 @@
 //
 // So each switch republishes at most one checkpoint interval's items: none when the
 // instance giving up the role saves on its way out, the items published since its last
-// checkpoint when it dies.
+// checkpoint when it dies. A consumer tells such a republication from a new round by the
+// identity every Publication carries.
+//
+// # Publications
+//
+// A Publisher gets each item as a Publication: the item, its cycle, origin and
+// collection, the cycle's Iteration (from 1, kept by an iteration resumed after a restart
+// or on another instance) and the item's Position in it (from 1, going on from the last
+// saved when an iteration resumes). The same item in the same cycle and iteration is a
+// republication; a greater iteration is the next round. HTTPPublisher sends them in the
+// headers X-Carousel-Cycle, X-Carousel-Iteration and X-Carousel-Position (and in its
+// default JSON body), beside the X-Request-Id that its retries of one request share.
 //
 // # Operating it
 //

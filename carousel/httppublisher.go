@@ -40,8 +40,8 @@ type HTTPPublisherConfig struct {
 	// "X-Origin-System-Id".
 	OriginHeader string
 	// Body encodes a publication as the request body; nil is a JSON object with the fields
-	// cycle, origin, collection, id and modified (RFC 3339, absent when zero). It is called
-	// once per Publish: every attempt sends the same bytes.
+	// cycle, origin, collection, id, modified (RFC 3339, absent when zero), iteration and
+	// position. It is called once per Publish: every attempt sends the same bytes.
 	Body func(ctx context.Context, p Publication) ([]byte, error)
 	// ContentType is the requests' Content-Type; "" is "application/json".
 	ContentType string
@@ -54,7 +54,14 @@ type HTTPPublisherConfig struct {
 // bounded number of times with backoff, what may succeed later: network errors, 5xx and
 // 429 responses, waiting as long as a Retry-After in seconds asks (up to RetryMax). Every
 // attempt of one Publish carries the same X-Request-Id, so that the receiver can
-// recognise a retry of a request it did process. It is safe for concurrent use.
+// recognise a retry of a request it did process.
+//
+// Every request carries the publication's identity in headers as well, whatever the
+// body: X-Carousel-Cycle, X-Carousel-Iteration and X-Carousel-Position (CycleHeader,
+// IterationHeader, PositionHeader), the iteration and position in decimal. A receiver
+// that has seen the item in that cycle and iteration is getting a republication after a
+// restart or a failover, not a new round (see Publication). It is safe for concurrent
+// use.
 type HTTPPublisher struct {
 	url          string
 	shownURL     string // without a password, for errors that end up in logs and metadata
@@ -70,6 +77,14 @@ type HTTPPublisher struct {
 
 // RequestIDHeader is the header that identifies one Publish across its attempts.
 const RequestIDHeader = "X-Request-Id"
+
+// The headers of a publication's identity (see Publication): its cycle's name, its
+// iteration and its position in the iteration, both in decimal.
+const (
+	CycleHeader     = "X-Carousel-Cycle"
+	IterationHeader = "X-Carousel-Iteration"
+	PositionHeader  = "X-Carousel-Position"
+)
 
 // NewHTTPPublisher validates cfg, naming the first bad field in an error that wraps
 // ErrInvalidConfig, and returns a publisher using it.
@@ -148,7 +163,9 @@ func jsonBody(_ context.Context, p Publication) ([]byte, error) {
 		Collection string    `json:"collection"`
 		ID         string    `json:"id"`
 		Modified   time.Time `json:"modified,omitzero"`
-	}{p.Cycle, p.Origin, p.Collection, p.Item.ID, p.Item.Modified})
+		Iteration  int       `json:"iteration"`
+		Position   int       `json:"position"`
+	}{p.Cycle, p.Origin, p.Collection, p.Item.ID, p.Item.Modified, p.Iteration, p.Position})
 }
 
 // Publish implements Publisher: it POSTs p, retrying as HTTPPublisher says, and returns
@@ -161,7 +178,7 @@ func (h *HTTPPublisher) Publish(ctx context.Context, p Publication) error {
 	}
 	id := requestID(p)
 	for attempt := 1; ; attempt++ {
-		res := h.try(ctx, body, p.Origin, id)
+		res := h.try(ctx, body, p, id)
 		if res.err == nil && res.status >= 200 && res.status < 300 {
 			return nil
 		}
@@ -218,7 +235,7 @@ const shownBody = 512
 // read it.
 const drainedBody = 64 << 10
 
-func (h *HTTPPublisher) try(ctx context.Context, body []byte, origin, id string) attemptResult {
+func (h *HTTPPublisher) try(ctx context.Context, body []byte, p Publication, id string) attemptResult {
 	// The Client's own Timeout bounds the default client only; this bounds any.
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
@@ -227,8 +244,11 @@ func (h *HTTPPublisher) try(ctx context.Context, body []byte, origin, id string)
 		return attemptResult{err: err}
 	}
 	req.Header.Set("Content-Type", h.contentType)
-	req.Header.Set(h.originHeader, origin)
+	req.Header.Set(h.originHeader, p.Origin)
 	req.Header.Set(RequestIDHeader, id)
+	req.Header.Set(CycleHeader, p.Cycle)
+	req.Header.Set(IterationHeader, strconv.Itoa(p.Iteration))
+	req.Header.Set(PositionHeader, strconv.Itoa(p.Position))
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return attemptResult{err: err}

@@ -75,6 +75,8 @@ var publication = carousel.Publication{
 	Origin:     "methode",
 	Collection: "universal-content",
 	Item:       carousel.Item{ID: "a1b2", Modified: time.Date(2024, 5, 6, 7, 8, 9, 10, time.UTC)},
+	Iteration:  12,
+	Position:   345,
 }
 
 func newPublisher(t *testing.T, cfg carousel.HTTPPublisherConfig) *carousel.HTTPPublisher {
@@ -125,7 +127,12 @@ func TestHTTPPublisherSendsHeadersAndBody(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got.header.Get(carousel.RequestIDHeader), "carousel-content-a1b2-"), got.header.Get(carousel.RequestIDHeader))
 	assert.NotEqual(t, got.header.Get(carousel.RequestIDHeader), reqs[1].header.Get(carousel.RequestIDHeader),
 		"two publishes are two requests to the receiver, even of the same item")
-	assert.JSONEq(t, `{"cycle":"content","origin":"methode","collection":"universal-content","id":"a1b2","modified":"2024-05-06T07:08:09.00000001Z"}`, got.body)
+	assert.JSONEq(t, `{"cycle":"content","origin":"methode","collection":"universal-content","id":"a1b2",
+		"modified":"2024-05-06T07:08:09.00000001Z","iteration":12,"position":345}`, got.body)
+	assert.Equal(t, "content", got.header.Get(carousel.CycleHeader))
+	assert.Equal(t, "content", got.header.Get("X-Carousel-Cycle"), "the documented name")
+	assert.Equal(t, "12", got.header.Get("X-Carousel-Iteration"))
+	assert.Equal(t, "345", got.header.Get("X-Carousel-Position"))
 
 	noTime := publication
 	noTime.Item.Modified = time.Time{}
@@ -154,6 +161,9 @@ func TestHTTPPublisherCustomBodyAndHeaders(t *testing.T) {
 	assert.Empty(t, got.header.Get("X-Origin-System-Id"))
 	assert.Equal(t, "text/plain", got.header.Get("Content-Type"))
 	assert.Equal(t, "universal-content/line\r\nbreak é", got.body)
+	assert.Equal(t, "content", got.header.Get(carousel.CycleHeader), "the identity is in the headers, whatever the body")
+	assert.Equal(t, "12", got.header.Get(carousel.IterationHeader))
+	assert.Equal(t, "345", got.header.Get(carousel.PositionHeader))
 	assert.True(t, strings.HasPrefix(got.header.Get(carousel.RequestIDHeader), "carousel-content-line__break__-"),
 		"bytes a header cannot hold are replaced: %q", got.header.Get(carousel.RequestIDHeader))
 
@@ -186,6 +196,9 @@ func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 	for _, req := range reqs {
 		assert.Equal(t, id, req.header.Get(carousel.RequestIDHeader), "retries of one publish share its request id")
 		assert.Equal(t, reqs[0].body, req.body)
+		for _, h := range []string{carousel.CycleHeader, carousel.IterationHeader, carousel.PositionHeader} {
+			assert.Equal(t, reqs[0].header.Get(h), req.header.Get(h), "retries carry the same %s", h)
+		}
 	}
 }
 

@@ -51,12 +51,29 @@ type Source interface {
 	List(ctx context.Context, q Query, after Item, limit int) ([]Item, error)
 }
 
-// Publication is one republish: which item, for which cycle, announced as which origin.
+// Publication is one republish: which item, for which cycle, announced as which origin,
+// and where it stands in the cycle. Cycle, Iteration and Item.ID identify it: the same
+// item published again in the same iteration (after a restart or a failover, up to one
+// checkpoint interval of items) carries the same three, and the next time round the
+// cycle carries a greater Iteration. A consumer that must act once per round keeps the
+// last iteration it saw of each cycle and item.
 type Publication struct {
-	Cycle      string
-	Origin     string
+	// Cycle is the cycle's name.
+	Cycle string
+	// Origin is the cycle's origin system, which the publication is announced as.
+	Origin string
+	// Collection is the collection the item is in.
 	Collection string
-	Item       Item
+	// Item is the item republished.
+	Item Item
+	// Iteration is the cycle's iteration that publishes the item, from 1. An iteration
+	// resumed after a restart or on another instance keeps its number.
+	Iteration int
+	// Position is the item's place in its iteration, from 1: the items the iteration
+	// completed before it, plus one. A resumed iteration goes on from the position after
+	// the last item it saved, counted in the collection as it is when it resumes (so
+	// that it shifts when items before that one were added or removed meanwhile).
+	Position int
 }
 
 // Publisher republishes one item. A returned error is counted in the cycle's metadata and
@@ -80,7 +97,10 @@ func (f PublisherFunc) Publish(ctx context.Context, p Publication) error { retur
 // which lost the active role, and does not know it yet, cannot overwrite the progress of
 // the one that holds it. Generation 0 is that of a toggle that does not number its
 // activations (the default, always active): its saves are refused once a numbered one
-// has saved.
+// has saved. The generations of different toggles do not compare (a FileToggle's are
+// times in nanoseconds, a Lease's count from 1): a deployment that moves its cycles to a
+// toggle with smaller numbers deletes their saved progress first, or the store refuses
+// their saves.
 type Generation uint64
 
 // MetadataStore keeps the metadata of cycles across restarts, fenced by the generation of

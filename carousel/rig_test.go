@@ -30,9 +30,11 @@ type rig struct {
 }
 
 type published struct {
-	at    time.Time
-	cycle string
-	id    string
+	at        time.Time
+	cycle     string
+	id        string
+	iteration int
+	position  int
 }
 
 type waiting struct {
@@ -55,7 +57,7 @@ func (r *rig) scheduler(mod func(*Config)) *Scheduler {
 	cfg := Config{
 		Source: r.src, Store: r.store, Clock: r.clk, PageSize: 4,
 		Publisher: PublisherFunc(func(ctx context.Context, p Publication) error {
-			r.pubs <- published{at: r.clk.Now(), cycle: p.Cycle, id: p.Item.ID}
+			r.pubs <- published{at: r.clk.Now(), cycle: p.Cycle, id: p.Item.ID, iteration: p.Iteration, position: p.Position}
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			return r.failPub[p.Item.ID]

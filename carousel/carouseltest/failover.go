@@ -42,8 +42,9 @@ var failoverCycle = carousel.CycleConfig{Name: "carouseltest-failover", Type: ca
 // from what it remembers, and the store refuses the saves of an instance that lost the
 // lease. Every item is published at least once, and the items published twice are
 // counted exactly: none across a switch of a living instance, which saves on its way
-// out, and at most one checkpoint interval's (five) across a kill. newStore returns an
-// empty store, which both schedulers use.
+// out, and at most one checkpoint interval's (five) across a kill. Every publication,
+// first or second, carries the iteration and the position of its item. newStore returns
+// an empty store, which both schedulers use.
 //
 // Each scheduler has a fake clock of its own, moved one throttle at a time, so that the
 // publishes and checkpoints fall at the same instants on every run.
@@ -161,12 +162,24 @@ func (f *failover) saved() carousel.CycleMetadata {
 }
 
 // assertPublished checks that both instances together published the first n items, none
-// skipped, each once but the items of twice, each exactly twice.
+// skipped, each once but the items of twice, each exactly twice; and that every
+// publication, the second of an item too, says it is of the first iteration, at the
+// item's position in the collection.
 func (f *failover) assertPublished(n int, twice []carousel.Item) {
 	f.t.Helper()
 	times := map[string]int{}
-	for _, it := range append(f.a.all(), f.b.all()...) {
-		times[it.ID]++
+	for _, in := range []*instance{f.a, f.b} {
+		in.mu.Lock()
+		for _, p := range in.published {
+			times[p.Item.ID]++
+			var i int
+			_, err := fmt.Sscanf(p.Item.ID, "item-%04d", &i)
+			require.NoError(f.t, err)
+			assert.Equal(f.t, failoverCycle.Name, p.Cycle)
+			assert.Equal(f.t, 1, p.Iteration, "%s published by %s", p.Item.ID, in.name)
+			assert.Equal(f.t, i+1, p.Position, "%s published by %s", p.Item.ID, in.name)
+		}
+		in.mu.Unlock()
 	}
 	want := map[string]int{}
 	for _, it := range numbered(0, n) {
@@ -216,7 +229,7 @@ type instance struct {
 	pubs  chan string
 
 	mu        sync.Mutex
-	published []string
+	published []carousel.Publication
 }
 
 func newInstance(t *testing.T, name string, src carousel.Source, store carousel.MetadataStore, l *lease) *instance {
@@ -230,7 +243,7 @@ func newInstance(t *testing.T, name string, src carousel.Source, store carousel.
 				return errKilled
 			}
 			in.mu.Lock()
-			in.published = append(in.published, p.Item.ID)
+			in.published = append(in.published, p)
 			in.mu.Unlock()
 			in.pubs <- p.Item.ID
 			return nil
@@ -328,8 +341,8 @@ func (in *instance) all() []carousel.Item {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := make([]carousel.Item, len(in.published))
-	for i, id := range in.published {
-		out[i] = carousel.Item{ID: id}
+	for i, p := range in.published {
+		out[i] = carousel.Item{ID: p.Item.ID}
 	}
 	return out
 }
