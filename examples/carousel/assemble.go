@@ -174,9 +174,9 @@ func (d *demo) run(ctx context.Context) error {
 	return g.Wait()
 }
 
-func (d *demo) received() (total, distinct, bad int, byOrigin map[string]int) {
+func (d *demo) received() receipt {
 	if d.notify == nil {
-		return 0, 0, 0, nil
+		return receipt{}
 	}
 	return d.notify.counts()
 }

@@ -4,7 +4,8 @@
 //
 // By default everything is in the process: the collections are in memory, progress is
 // saved to a JSON file, and the notifier is a local HTTP endpoint that counts what it
-// receives. With -pg the collections are PostgreSQL tables (created and filled when
+// receives, and by the X-Carousel-Cycle and -Iteration headers the items it received
+// again in the same iteration (what a restart or a failover republishes). With -pg the collections are PostgreSQL tables (created and filled when
 // missing), progress is saved in PostgreSQL, and a lease makes one of several instances
 // active:
 //
@@ -118,15 +119,15 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
 	err = d.run(ctx)
-	total, distinct, bad, byOrigin := d.received()
-	printSummary(out, d.scheduler.Status(), total, distinct, bad, byOrigin, d.local)
+	got := d.received()
+	printSummary(out, d.scheduler.Status(), got, d.local)
 	switch {
 	case err != nil:
 		return err
-	case d.local && total == 0 && d.scheduler.Status().Active:
+	case d.local && got.total == 0 && d.scheduler.Status().Active:
 		return errors.New("nothing was republished")
-	case bad > 0:
-		return fmt.Errorf("the notifier refused %d requests", bad)
+	case got.bad > 0:
+		return fmt.Errorf("the notifier refused %d requests", got.bad)
 	}
 	return nil
 }

@@ -63,6 +63,7 @@ func TestRunInMemory(t *testing.T) {
 		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s`, out.String(), "every cycle republished without errors")
 	}
 	assert.GreaterOrEqual(t, published(t, out.String()), 10, "the notifier received what the cycles republished")
+	assert.Contains(t, out.String(), "  0 received again in the same iteration", "one run republishes no item twice in an iteration")
 
 	// A second run resumes where the first stopped.
 	b, err := os.ReadFile(o.metadata)

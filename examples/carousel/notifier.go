@@ -2,22 +2,44 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"strconv"
 	"sync"
+
+	"github.com/feedkit/feedkit/carousel"
 )
 
 // notifier stands in for the system the carousel republishes to: it accepts every POST
-// and counts what it received, by origin and by item.
+// and counts what it received, by origin and by item. It reads each publication's
+// identity from the headers (cycle, iteration, position) as a consumer that deduplicates
+// would: an item received again in the same iteration of its cycle, by another request
+// than a retry of the first, is a republication after a restart or a failover.
 type notifier struct {
 	mu       sync.Mutex
-	total    int
+	got      receipt
+	items    map[string]int      // "collection/id" → times received
+	last     map[string]received // "cycle/collection/id" → its last publication
 	byOrigin map[string]int
-	items    map[string]int // "collection/id" → times received
-	bad      int            // requests without the origin header or with a body it could not read
+}
+
+// received is a publication as the notifier remembers it.
+type received struct {
+	iteration int
+	requestID string
+}
+
+// receipt is what the notifier received.
+type receipt struct {
+	total    int
+	distinct int // items
+	repeated int // items received again in the same iteration of their cycle
+	bad      int // requests without the origin or the identity headers, or with a body it could not read
+	byOrigin map[string]int
 }
 
 func newNotifier() *notifier {
-	return &notifier{byOrigin: map[string]int{}, items: map[string]int{}}
+	return &notifier{items: map[string]int{}, last: map[string]received{}, byOrigin: map[string]int{}}
 }
 
 func (n *notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -25,28 +47,36 @@ func (n *notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Collection string `json:"collection"`
 		ID         string `json:"id"`
 	}
-	origin := r.Header.Get("X-Origin-System-Id")
+	origin, cycle := r.Header.Get("X-Origin-System-Id"), r.Header.Get(carousel.CycleHeader)
+	iteration, iterErr := strconv.Atoi(r.Header.Get(carousel.IterationHeader))
+	position, posErr := strconv.Atoi(r.Header.Get(carousel.PositionHeader))
 	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if r.Method != http.MethodPost || origin == "" || err != nil || body.ID == "" {
-		n.bad++
-		http.Error(w, "want a POST with X-Origin-System-Id and a JSON body with an id", http.StatusBadRequest)
+	if r.Method != http.MethodPost || origin == "" || cycle == "" || iterErr != nil || iteration < 1 ||
+		posErr != nil || position < 1 || err != nil || body.ID == "" {
+		n.got.bad++
+		http.Error(w, "want a POST with X-Origin-System-Id, X-Carousel-Cycle, -Iteration and -Position, "+
+			"and a JSON body with an id", http.StatusBadRequest)
 		return
 	}
-	n.total++
+	n.got.total++
 	n.byOrigin[origin]++
 	n.items[body.Collection+"/"+body.ID]++
+	key, this := cycle+"/"+body.Collection+"/"+body.ID, received{iteration, r.Header.Get(carousel.RequestIDHeader)}
+	if prev, ok := n.last[key]; ok && prev.iteration == iteration && prev.requestID != this.requestID {
+		n.got.repeated++
+	}
+	n.last[key] = this
 	w.WriteHeader(http.StatusAccepted)
 }
 
 // counts returns what the notifier received.
-func (n *notifier) counts() (total, distinct, bad int, byOrigin map[string]int) {
+func (n *notifier) counts() receipt {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	byOrigin = make(map[string]int, len(n.byOrigin))
-	for k, v := range n.byOrigin {
-		byOrigin[k] = v
-	}
-	return n.total, len(n.items), n.bad, byOrigin
+	got := n.got
+	got.distinct = len(n.items)
+	got.byOrigin = maps.Clone(n.byOrigin)
+	return got
 }

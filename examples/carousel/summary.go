@@ -11,8 +11,8 @@ import (
 )
 
 // printSummary writes every cycle's progress and what the local notifier received.
-func printSummary(out io.Writer, st carousel.Status, total, distinct, bad int, byOrigin map[string]int, local bool) {
-	fmt.Fprintf(out, "\nscheduler: started=%v active=%v\n", st.Started, st.Active)
+func printSummary(out io.Writer, st carousel.Status, got receipt, local bool) {
+	fmt.Fprintf(out, "\nscheduler: started=%v active=%v generation=%d\n", st.Started, st.Active, st.Generation)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "cycle\ttype\titeration\tcompleted\terrors\tthrottle\tstates")
 	for _, c := range st.Cycles {
@@ -23,8 +23,9 @@ func printSummary(out io.Writer, st carousel.Status, total, distinct, bad int, b
 	if !local {
 		return
 	}
-	fmt.Fprintf(out, "notifier: %d publications of %d distinct items, %d refused\n", total, distinct, bad)
-	for _, o := range slices.Sorted(maps.Keys(byOrigin)) {
-		fmt.Fprintf(out, "  %s: %d\n", o, byOrigin[o])
+	fmt.Fprintf(out, "notifier: %d publications of %d distinct items, %d refused\n", got.total, got.distinct, got.bad)
+	fmt.Fprintf(out, "  %d received again in the same iteration (after a restart or a failover)\n", got.repeated)
+	for _, o := range slices.Sorted(maps.Keys(got.byOrigin)) {
+		fmt.Fprintf(out, "  %s: %d\n", o, got.byOrigin[o])
 	}
 }
