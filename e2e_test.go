@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/internal/faultproxy"
 	"github.com/feedkit/feedkit/internal/testenv"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -39,19 +41,31 @@ func embeddedLink(t *testing.T) feedLink {
 		flush: func(context.Context) error { return nil }}
 }
 
+// rabbitLink runs the SDK's transport through a fault-injecting proxy to the broker, so
+// that an outage lasts until the test ends it, however long the test takes meanwhile (the
+// transport reconnects on its own within 200 ms); the simulator publishes directly.
 func rabbitLink(t *testing.T) feedLink {
-	url := testenv.AMQPVhost(t)
-	cfg := rabbitmq.Config{URL: url, DeclareExchange: true, ConnectionName: "feedkit-e2e-sdk",
+	vhost := testenv.AMQPVhost(t)
+	u, err := url.Parse(vhost)
+	require.NoError(t, err)
+	proxy, err := faultproxy.New(u.Host)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	u.Host = proxy.Addr()
+	cfg := rabbitmq.Config{URL: u.String(), DeclareExchange: true, ConnectionName: "feedkit-e2e-sdk",
 		ReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond}
 	tr, err := rabbitmq.New(cfg)
 	require.NoError(t, err)
-	cfg.ConnectionName = "feedkit-e2e-simulator"
+	cfg.URL, cfg.ConnectionName = vhost, "feedkit-e2e-simulator"
 	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pub.Close(context.Background()) })
 	return feedLink{transport: tr, pub: pub,
-		drop:    func() { testenv.CloseAMQPConnections(t, "feedkit-e2e-sdk", "e2e outage") },
-		restore: func() {}, // the transport reconnects on its own
+		drop: func() {
+			require.NoError(t, proxy.Refuse())
+			proxy.Cut()
+		},
+		restore: func() { require.NoError(t, proxy.Accept()) },
 		flush:   pub.Flush}
 }
 
