@@ -243,17 +243,19 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.active, s.gen = true, gen
 	s.mu.Unlock()
-	s.startAll(gen)
+	s.startAll()
 	return nil
 }
 
-// startAll starts every cycle not held for the activation gen: those running for another
-// restart, from the store.
-func (s *Scheduler) startAll(gen Generation) {
+// startAll starts every cycle not held for the scheduler's activation: those running for
+// another restart, from the store. The generation is read under the life lock, so that
+// of a Start and a toggle's change racing, the later activation is the one that stands.
+func (s *Scheduler) startAll() {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.mu.Lock()
 	s.started = true
+	gen := s.gen
 	cs := slices.Collect(maps.Values(s.cycles))
 	s.mu.Unlock()
 	for _, c := range cs {
@@ -334,7 +336,7 @@ func (s *Scheduler) watch(ctx context.Context) {
 	}
 	if active {
 		s.cfg.Logger.Info("active: starting the cycles", "generation", gen)
-		s.startAll(gen)
+		s.startAll()
 		return
 	}
 	s.cfg.Logger.Info("passive: shutting the cycles down")
