@@ -116,7 +116,7 @@ func (f *apiFixture) notify(sensor string, ats ...time.Time) []locks.Notificatio
 	f.t.Helper()
 	var cs []locks.Change
 	for _, at := range ats {
-		cs = append(cs, locks.Change{SensorID: locks.SensorID(sensor), Event: locks.EventChanged, State: 1, At: at})
+		cs = append(cs, locks.Change{SensorID: locks.SensorID(sensor), Event: locks.EventChanged, State: 1, At: at, ReadingAt: at})
 	}
 	_, err := f.store.Update(f.t.Context(), []locks.SensorID{locks.SensorID(sensor)},
 		func(map[locks.SensorID]locks.Current) (locks.Effects, error) {
@@ -316,7 +316,7 @@ func TestAPISensorState(t *testing.T) {
 	// Never read: the state is null.
 	rec := f.do(http.MethodGet, "/sensors/0xA/state", "")
 	require.Equal(t, http.StatusOK, rec.Code)
-	assert.JSONEq(t, `{"sensor_id":"0xA","state":null,"lost":false}`, rec.Body.String())
+	assert.JSONEq(t, `{"sensor_id":"0xA","state":null,"lost":false,"sequence":0}`, rec.Body.String())
 
 	cur := locks.Current{SensorID: "TestSensor", Known: true, State: 1, ReadingAt: apiEpoch.Add(-time.Minute),
 		ChangedAt: apiEpoch.Add(-time.Hour), LastSeen: apiEpoch, Lost: false}
@@ -328,7 +328,7 @@ func TestAPISensorState(t *testing.T) {
 	rec = f.do(http.MethodGet, "/sensors/TestSensor/state", "")
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.JSONEq(t, `{"sensor_id":"TestSensor","state":1,"reading_at":"2026-03-02T08:59:00Z",
-		"changed_at":"2026-03-02T08:00:00Z","last_seen":"2026-03-02T09:00:00Z","lost":false}`, rec.Body.String())
+		"changed_at":"2026-03-02T08:00:00Z","last_seen":"2026-03-02T09:00:00Z","lost":false,"sequence":0}`, rec.Body.String())
 	var back locks.Current
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &back))
 	assert.Equal(t, cur, back)
@@ -607,6 +607,28 @@ func TestAPISensorNotificationsInPages(t *testing.T) {
 	}
 
 	apiError(t, f.do(http.MethodGet, "/sensors/ghost/notifications", ""), http.StatusNotFound)
+}
+
+// A notification, and the sensor's state, say the sequence of the event: an operator
+// sees what a client was sent.
+func TestAPINotificationHasItsSequence(t *testing.T) {
+	f := newAPIFixture(t)
+	f.sensor("s1")
+	f.link("s1", f.client("alpha"))
+	read := apiEpoch.Add(-time.Minute + 1500*time.Microsecond)
+	f.notify("s1", read)
+	all := f.notify("s1", read.Add(time.Second))
+	require.Len(t, all, 2)
+	var got map[string]any
+	rec := f.do(http.MethodGet, fmt.Sprintf("/notifications/%d", all[1].ID), "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, 2.0, got["sequence"], "%s", rec.Body)
+	assert.Equal(t, "2026-03-02T08:59:01.0015Z", got["reading_at"], "%s", rec.Body)
+	rec = f.do(http.MethodGet, "/sensors/s1/state", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, 2.0, got["sequence"], "%s", rec.Body)
 }
 
 func TestAPIReplaysADeadNotification(t *testing.T) {

@@ -37,6 +37,6 @@ func ExampleNewHandler() {
 	// 201 Location: /clients/1 {"id":1,"name":"Front desk","url":"https://desk.example.com/locks"}
 	// 204
 	// 200 {"clients":[{"id":1,"name":"Front desk","url":"https://desk.example.com/locks"}]}
-	// 200 {"sensor_id":"xa7v9Dfadr7H","state":null,"lost":false}
+	// 200 {"sensor_id":"xa7v9Dfadr7H","state":null,"lost":false,"sequence":0}
 	// 400 {"error":"bad request: id: \"room-17\" has '-': only letters and digits are allowed","fields":[{"field":"id","value":"room-17","problem":"\"room-17\" has '-': only letters and digits are allowed"}]}
 }

@@ -274,7 +274,9 @@ func (m *MemoryStore) Update(ctx context.Context, ids []SensorID, fn func(map[Se
 	}
 	// Checked; now nothing below fails, so the effects apply whole.
 	for _, c := range e.States {
-		m.sensors[c.SensorID].current = c
+		s := m.sensors[c.SensorID]
+		c.Sequence = s.current.Sequence // the store's count, not the caller's
+		s.current = c
 	}
 	for _, r := range e.Readings {
 		m.lastReading++
@@ -305,10 +307,12 @@ func (m *MemoryStore) Update(ctx context.Context, ids []SensorID, fn func(map[Se
 		if !ok {
 			continue
 		}
+		s.current.Sequence++
 		for _, client := range slices.Sorted(maps.Keys(s.links)) {
 			m.lastNote++
 			n := &Notification{ID: m.lastNote, SensorID: c.SensorID, ClientID: client, Event: c.Event,
-				State: c.State, At: c.At, Created: e.Now, Status: Pending, NextAttempt: e.Now}
+				State: c.State, At: c.At, ReadingAt: c.ReadingAt, Sequence: s.current.Sequence,
+				Created: e.Now, Status: Pending, NextAttempt: e.Now}
 			m.notes[n.ID] = n
 			m.pending[n.ID] = struct{}{}
 			s.notes = append(s.notes, n.ID)

@@ -163,6 +163,10 @@ type Current struct {
 	LastSeen time.Time
 	// Lost is true from when the sensor was found silent until its next reading.
 	Lost bool
+	// Sequence is the sequence of the sensor's latest event (changed, lost or
+	// restored), 0 before the first: the number its latest notification carries. The
+	// Store assigns it (see Effects.Notify); the States an Update writes leave it as it is.
+	Sequence int64
 }
 
 // currentJSON is Current on the wire: state is null until known.
@@ -173,11 +177,12 @@ type currentJSON struct {
 	ChangedAt *time.Time `json:"changed_at,omitempty"`
 	LastSeen  *time.Time `json:"last_seen,omitempty"`
 	Lost      bool       `json:"lost"`
+	Sequence  int64      `json:"sequence"`
 }
 
 // MarshalJSON encodes c with "state" null until a reading has set it.
 func (c Current) MarshalJSON() ([]byte, error) {
-	w := currentJSON{SensorID: c.SensorID, Lost: c.Lost,
+	w := currentJSON{SensorID: c.SensorID, Lost: c.Lost, Sequence: c.Sequence,
 		ReadingAt: timeOrNil(c.ReadingAt), ChangedAt: timeOrNil(c.ChangedAt), LastSeen: timeOrNil(c.LastSeen)}
 	if c.Known {
 		w.State = &c.State
@@ -191,7 +196,7 @@ func (c *Current) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = Current{SensorID: w.SensorID, Lost: w.Lost}
+	*c = Current{SensorID: w.SensorID, Lost: w.Lost, Sequence: w.Sequence}
 	if w.State != nil {
 		c.Known, c.State = true, *w.State
 	}
@@ -298,9 +303,18 @@ type Notification struct {
 	State State `json:"state"`
 	// At is when the event happened: the reading's ts for changed, when the silence was
 	// found for lost, when the reading was received for restored.
-	At      time.Time `json:"time"`
-	Created time.Time `json:"created_at"`
-	Status  Status    `json:"status"`
+	At time.Time `json:"time"`
+	// ReadingAt is the sensor's own time (ts) of the reading the event is about: the
+	// reading that set State for changed, the last one applied before the silence for
+	// lost, the one that ended the silence for restored.
+	ReadingAt time.Time `json:"reading_at,omitzero"`
+	// Sequence orders the events of the sensor: it is 1 for the sensor's first event and
+	// one more for each next one, changed, lost and restored alike, assigned by the
+	// Store in the write that records the event. Every client notified of one event gets
+	// the same Sequence, and every attempt the same as the first.
+	Sequence int64     `json:"sequence"`
+	Created  time.Time `json:"created_at"`
+	Status   Status    `json:"status"`
 	// Attempts is how many attempts have been started.
 	Attempts    int       `json:"attempts"`
 	NextAttempt time.Time `json:"next_attempt_at"`

@@ -29,7 +29,8 @@ type Store interface {
 
 // Effects is what an Update writes.
 type Effects struct {
-	// States replace the states of sensors Update locked (others are refused).
+	// States replace the states of sensors Update locked (others are refused), but for
+	// their Sequence, which is the Store's: what a state says of it is ignored.
 	States []Current
 	// Readings are added to the history; their IDs are assigned.
 	Readings []StoredReading
@@ -38,19 +39,27 @@ type Effects struct {
 	// Cancel: every pending notification of these sensors, created before this Update,
 	// becomes Cancelled with reason "superseded".
 	Cancel []SensorID
-	// Notify: each becomes one pending notification per client linked to its sensor
-	// when the Update commits, due at Now. They are created after Cancel applies.
+	// Notify: each is an event of its sensor and takes the sensor's next sequence (its
+	// Current.Sequence plus one, then plus two for the sensor's next Change in Notify,
+	// and so on), whether or not a client is linked; it becomes one pending notification
+	// per client linked to its sensor when the Update commits, due at Now, all of them
+	// with that sequence. The sequence is counted in the same write, so that the
+	// sequences of a sensor's events, however many Updates run at once in however many
+	// processes, are 1, 2, 3, ... in the order the events were recorded, with no gap and
+	// no repeat. The notifications are created after Cancel applies.
 	Notify []Change
 	// Now is the time of the Update: when the notifications are created and due.
 	Now time.Time
 }
 
-// Change is an event to notify every client linked to a sensor about.
+// Change is an event to notify every client linked to a sensor about: the
+// Notification's fields of the same names. Its sequence is the Store's to assign.
 type Change struct {
-	SensorID SensorID
-	Event    Event
-	State    State
-	At       time.Time
+	SensorID  SensorID
+	Event     Event
+	State     State
+	At        time.Time
+	ReadingAt time.Time
 }
 
 // Registry holds the sensors, the clients and the links between them.
@@ -170,7 +179,8 @@ type Outbox interface {
 	// change, or claimed again, is left as it is. ErrNotFound if it no longer exists.
 	Finish(ctx context.Context, r Result) error
 	// Replay makes a dead notification pending again, due at now, with its attempts
-	// counted from zero. ErrConflict if it is not dead.
+	// counted from zero and its sequence as it was: a receiver that has had newer news
+	// of the sensor since drops it. ErrConflict if it is not dead.
 	Replay(ctx context.Context, id NotificationID, now time.Time) error
 	// Pending counts the pending notifications, and the earliest NextAttempt among them
 	// (zero when there are none), for an operator's figures: counting costs in

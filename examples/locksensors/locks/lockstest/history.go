@@ -171,7 +171,7 @@ func (e *env) addHistoryNotes(s locks.SensorID, c locks.ClientID) []locks.Notifi
 		for _, off := range batch {
 			changes = append(changes, change(s, locks.State(k%2), at(off)))
 			want = append(want, locks.Notification{SensorID: s, ClientID: c, Event: locks.EventChanged, State: locks.State(k % 2),
-				At: at(off), Created: now, Status: locks.Pending, NextAttempt: now})
+				At: at(off), Sequence: int64(k + 1), Created: now, Status: locks.Pending, NextAttempt: now})
 			k++
 		}
 		e.update([]locks.SensorID{s}, locks.Effects{Notify: changes, Now: now})

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) locks.Store) {
 		{"History", historyTests},
 		{"Outbox", outboxTests},
 		{"Concurrency", concurrencyTests},
+		{"Sequence", sequenceTests},
 		{"Limits", limitTests},
 	}
 	for _, g := range groups {
@@ -332,6 +333,7 @@ func normLetters(ds []locks.DeadLetter) []locks.DeadLetter {
 
 func normNote(n locks.Notification) locks.Notification {
 	n.At, n.Created, n.NextAttempt, n.Finished = normTime(n.At), normTime(n.Created), normTime(n.NextAttempt), normTime(n.Finished)
+	n.ReadingAt = normTime(n.ReadingAt)
 	if len(n.History) == 0 {
 		n.History = nil
 	} else {

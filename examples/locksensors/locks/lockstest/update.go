@@ -220,7 +220,7 @@ func testUpdateNotify(e *env) {
 	for _, g := range got {
 		assert.Positive(t, g.ID)
 		assert.Equal(t, locks.Notification{ID: g.ID, SensorID: s.ID, ClientID: g.ClientID, Event: locks.EventChanged, State: 1,
-			At: at(-1), Created: at(0), Status: locks.Pending, Attempts: 0, NextAttempt: at(0)}, g)
+			At: at(-1), Sequence: 1, Created: at(0), Status: locks.Pending, Attempts: 0, NextAttempt: at(0)}, g)
 		assert.Equal(t, g, e.note(g.ID), "Notification(%d)", g.ID)
 	}
 	assert.Empty(t, e.notes(lonely.ID), "notifications of a sensor linked to no client")
@@ -241,8 +241,10 @@ func testUpdateNotify(e *env) {
 	require.Len(t, all, 6)
 	assert.Equal(t, got, all[:2], "the first notifications changed")
 	var events []locks.Event
+	var seqs []int64
 	for _, g := range all[2:] {
 		events = append(events, g.Event)
+		seqs = append(seqs, g.Sequence)
 		assert.Greater(t, g.ID, max(got[0].ID, got[1].ID), "notification IDs increase")
 		assert.Equal(t, at(12), g.Created)
 		assert.Equal(t, at(12), g.NextAttempt)
@@ -250,6 +252,7 @@ func testUpdateNotify(e *env) {
 		assert.Zero(t, g.Attempts)
 	}
 	assert.Equal(t, []locks.Event{locks.EventLost, locks.EventLost, locks.EventRestored, locks.EventRestored}, events)
+	assert.Equal(t, []int64{2, 2, 3, 3}, seqs, "the sensor's second and third events")
 	pn, next = e.pending()
 	assert.Equal(t, 6, pn)
 	assert.Equal(t, at(0), next)
@@ -295,7 +298,7 @@ func testUpdateCancel(e *env) {
 	require.Len(t, all, 5)
 	newest := all[4]
 	assert.Equal(t, locks.Notification{ID: newest.ID, SensorID: a.ID, ClientID: c.ID, Event: locks.EventChanged, State: 1,
-		At: at(9), Created: at(10), Status: locks.Pending, NextAttempt: at(10)}, newest, "the notification created after Cancel")
+		At: at(9), Sequence: 5, Created: at(10), Status: locks.Pending, NextAttempt: at(10)}, newest, "the notification created after Cancel")
 	pn, next := e.pending()
 	assert.Equal(t, 2, pn)
 	assert.Equal(t, at(10), next)

@@ -1,8 +1,10 @@
 package pgstore_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -167,7 +169,9 @@ func TestUpdateTwoProcesses(t *testing.T) {
 // TestIngestAndDeliver runs, in two processes at once, Updates that cancel and notify
 // and notifiers that claim and finish: nothing deadlocks, and once everything is
 // delivered only the notifications of each sensor's last change were, every earlier
-// one having been cancelled or delivered before its successor came.
+// one having been cancelled or delivered before its successor came. The changes of a
+// sensor are numbered 1, 2, 3, ... in the order they were recorded, whichever process
+// recorded them, and both clients are told each change with the same number.
 func TestIngestAndDeliver(t *testing.T) {
 	stores, _ := twoProcesses(t)
 	ctx := t.Context()
@@ -178,6 +182,8 @@ func TestIngestAndDeliver(t *testing.T) {
 	var wg sync.WaitGroup
 	ingested := make(chan struct{})
 	var ingesters sync.WaitGroup
+	var mu sync.Mutex
+	changes := map[locks.SensorID]int64{}
 	for w := range 4 {
 		s := stores[w%2]
 		ingesters.Go(func() {
@@ -190,7 +196,7 @@ func TestIngestAndDeliver(t *testing.T) {
 						c.Known, c.State = true, 1-c.State
 						c.ReadingAt = c.ReadingAt.Add(time.Second)
 						e.States = append(e.States, c)
-						e.Notify = append(e.Notify, locks.Change{SensorID: id, Event: locks.EventChanged, State: c.State, At: c.ReadingAt})
+						e.Notify = append(e.Notify, locks.Change{SensorID: id, Event: locks.EventChanged, State: c.State, At: c.ReadingAt, ReadingAt: c.ReadingAt})
 					}
 					return e, nil
 				})
@@ -198,6 +204,11 @@ func TestIngestAndDeliver(t *testing.T) {
 					t.Errorf("ingester %d: %v", w, err)
 					return
 				}
+				mu.Lock()
+				for _, id := range ids {
+					changes[id]++
+				}
+				mu.Unlock()
 			}
 		})
 	}
@@ -251,6 +262,17 @@ func TestIngestAndDeliver(t *testing.T) {
 			}
 		}
 		require.Len(t, last, len(clients), "sensor %s: the notifications of the last change", id)
+		byID := slices.Clone(ns)
+		slices.SortFunc(byID, func(a, b locks.Notification) int { return cmp.Compare(a.ID, b.ID) })
+		var want, got []int64
+		for k := range changes[id] {
+			want = append(want, k+1, k+1)
+		}
+		for _, n := range byID {
+			got = append(got, n.Sequence)
+		}
+		assert.Equal(t, want, got, "sensor %s: the sequences of its notifications, by ID", id)
+		assert.Equal(t, changes[id], c.Sequence, "sensor %s: its changes", id)
 		for _, n := range last {
 			assert.Equal(t, locks.Delivered, n.Status, "sensor %s: the last change's notification %+v", id, n)
 			assert.Equal(t, c.State, n.State)

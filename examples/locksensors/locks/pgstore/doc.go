@@ -40,6 +40,14 @@
 // version newer than this program knows is refused with ErrNewerSchema rather than
 // used with tables the program does not understand.
 //
+// Version 2 adds the sequence of each sensor's events (sensor_states.sequence, the
+// count; notifications.sequence, the event's number) and notifications.reading_at.
+// It numbers the notifications already stored: the rows of one event (one sensor,
+// event, state, time and created_at) share a number, and each sensor's events are
+// numbered 1, 2, ... in the order of their first ids, which is the order they were
+// recorded; each state's count is its sensor's highest number. A change's reading_at is
+// its time; that of an older loss or restoration is not known and stays NULL.
+//
 // # Writes
 //
 // Update, the ingest path, is one transaction of two round trips whatever the size of
@@ -49,6 +57,10 @@
 // the second, once fn has decided, writes the states, readings, dead letters,
 // cancellations and notifications with one set-based statement each (UPDATE ... FROM
 // unnest(...), INSERT ... SELECT FROM unnest(...)) and commits, all in one pgx.Batch.
+// The notifications' statement also moves each sensor's count of events on by the
+// events it records, in the state row the transaction has locked, and numbers the
+// events from there: the sequences of a sensor are assigned one Update after another,
+// in the order of their commits, however many processes write.
 // What fn returns is checked before anything is written. DeleteSensor takes the
 // sensor's state lock before deleting, in the same order as Update, whose inserts
 // check the sensor's key.

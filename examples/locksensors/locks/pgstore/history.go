@@ -15,7 +15,7 @@ import (
 
 // noteColumns are the columns scanNotification reads.
 const noteColumns = `id, sensor_id, client_id, event, state, at, created_at, status, attempts,
-	next_attempt_at, reason, last_error, finished_at`
+	next_attempt_at, reason, last_error, finished_at, reading_at, sequence`
 
 // attemptColumns are the columns scanAttempt reads.
 const attemptColumns = `notification_id, n, at, duration, status_code, error`
@@ -234,15 +234,16 @@ func scanNotification(r pgx.Row) (locks.Notification, error) {
 		state             int16
 		at, created, next time.Time
 		reason, lastError []byte
-		finished          *time.Time
+		finished, reading *time.Time
 		attempts          int32
 		id, client        int64
 	)
 	err := r.Scan(&id, &n.SensorID, &client, &event, &state, &at, &created, &status, &attempts,
-		&next, &reason, &lastError, &finished)
+		&next, &reason, &lastError, &finished, &reading, &n.Sequence)
 	if err != nil {
 		return locks.Notification{}, err
 	}
+	n.ReadingAt = outNull(reading)
 	n.ID, n.ClientID, n.Event, n.State = locks.NotificationID(id), locks.ClientID(client), locks.Event(event), locks.State(state)
 	n.At, n.Created, n.Status, n.Attempts = at.UTC(), created.UTC(), locks.Status(status), int(attempts)
 	n.NextAttempt, n.Reason, n.LastError, n.Finished = next.UTC(), string(reason), string(lastError), outNull(finished)

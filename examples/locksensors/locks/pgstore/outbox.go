@@ -19,7 +19,7 @@ const (
 	// rows to Finish's inserts of attempts, whose foreign key check takes KEY SHARE.
 	// $3 are the ids this claim has already taken, when it selects again.
 	claimSQL = `SELECT n.id, n.sensor_id, n.client_id, n.event, n.state, n.at, n.created_at, n.status, n.attempts,
-			n.next_attempt_at, n.reason, n.last_error, n.finished_at,
+			n.next_attempt_at, n.reason, n.last_error, n.finished_at, n.reading_at, n.sequence,
 			s.address, c.id, c.name, c.url,
 			EXISTS (SELECT FROM {links} l WHERE l.sensor_id = n.sensor_id AND l.client_id = n.client_id)
 		FROM {notifications} n
@@ -182,17 +182,18 @@ func scanDelivery(r pgx.Row) (locks.Delivery, error) {
 		state             int16
 		at, created, next time.Time
 		reason, lastError []byte
-		finished          *time.Time
+		finished, reading *time.Time
 		attempts          int32
 		id, clientRef     int64
 		clientID          *int64
 		name, url         *string
 	)
 	err := r.Scan(&id, &d.SensorID, &clientRef, &event, &state, &at, &created, &status, &attempts,
-		&next, &reason, &lastError, &finished, &d.Address, &clientID, &name, &url, &d.Linked)
+		&next, &reason, &lastError, &finished, &reading, &d.Sequence, &d.Address, &clientID, &name, &url, &d.Linked)
 	if err != nil {
 		return locks.Delivery{}, err
 	}
+	d.ReadingAt = outNull(reading)
 	d.ID, d.ClientID, d.Event, d.State = locks.NotificationID(id), locks.ClientID(clientRef), locks.Event(event), locks.State(state)
 	d.At, d.Created, d.Status, d.Attempts = at.UTC(), created.UTC(), locks.Status(status), int(attempts)
 	d.NextAttempt, d.Reason, d.LastError, d.Finished = next.UTC(), string(reason), string(lastError), outNull(finished)

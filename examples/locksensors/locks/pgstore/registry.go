@@ -47,7 +47,7 @@ const (
 )
 
 // stateColumns are the columns scanState reads.
-const stateColumns = `sensor_id, known, state, reading_at, changed_at, last_seen, lost`
+const stateColumns = `sensor_id, known, state, reading_at, changed_at, last_seen, lost, sequence`
 
 // foreignKeyViolation is the SQLSTATE of an insert referring to a missing row.
 const foreignKeyViolation = "23503"
@@ -318,7 +318,7 @@ func scanState(r pgx.Row) (locks.Current, error) {
 		state                          int16
 		readingAt, changedAt, lastSeen *time.Time
 	)
-	if err := r.Scan(&c.SensorID, &c.Known, &state, &readingAt, &changedAt, &lastSeen, &c.Lost); err != nil {
+	if err := r.Scan(&c.SensorID, &c.Known, &state, &readingAt, &changedAt, &lastSeen, &c.Lost, &c.Sequence); err != nil {
 		return locks.Current{}, err
 	}
 	c.State = locks.State(state)

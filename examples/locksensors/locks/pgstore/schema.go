@@ -95,6 +95,33 @@ var migrations = [][]string{
 			received_at timestamptz NOT NULL
 		)`,
 	},
+	// 2: the sequence of a sensor's events, counted in its state and carried by each
+	// notification, and the sensor's time of the reading a notification is about.
+	{
+		`ALTER TABLE {sensor_states} ADD COLUMN IF NOT EXISTS sequence bigint NOT NULL DEFAULT 0`,
+		`ALTER TABLE {notifications} ADD COLUMN IF NOT EXISTS sequence bigint NOT NULL DEFAULT 0,
+			ADD COLUMN IF NOT EXISTS reading_at timestamptz`,
+		// The notifications of one event are the rows one Update created of one sensor
+		// with one event, state and time; its events are numbered in the order of their
+		// first ids, which is the order they were recorded in: the Updates of a sensor
+		// take its lock one after another.
+		`WITH events AS (
+			SELECT sensor_id, created_at, event, state, at,
+				row_number() OVER (PARTITION BY sensor_id ORDER BY min(id)) AS sequence
+			FROM {notifications}
+			GROUP BY sensor_id, created_at, event, state, at
+		)
+		UPDATE {notifications} AS n SET sequence = e.sequence
+		FROM events e
+		WHERE n.sensor_id = e.sensor_id AND n.created_at = e.created_at AND n.event = e.event
+			AND n.state = e.state AND n.at = e.at`,
+		// A change's time is its reading's; of an older loss or restoration the reading
+		// is not known, and stays NULL.
+		`UPDATE {notifications} SET reading_at = at WHERE event = 'changed'`,
+		`UPDATE {sensor_states} AS st SET sequence = m.sequence
+		FROM (SELECT sensor_id, max(sequence) AS sequence FROM {notifications} GROUP BY sensor_id) AS m
+		WHERE st.sensor_id = m.sensor_id`,
+	},
 }
 
 // migrate brings the tables of prefix to the last version of migrations, one migration
@@ -102,9 +129,15 @@ var migrations = [][]string{
 // prefix: processes starting together take turns, and the first to get the lock applies
 // what the others then find done.
 func migrate(ctx context.Context, pool *pgxpool.Pool, prefix string) error {
+	return migrateUpTo(ctx, pool, prefix, migrations)
+}
+
+// migrateUpTo is migrate to the last of ms, the first migrations, which a test of a
+// migration stops at the version before it.
+func migrateUpTo(ctx context.Context, pool *pgxpool.Pool, prefix string, ms [][]string) error {
 	x := expander(prefix)
 	for {
-		done, err := migrateStep(ctx, pool, prefix, x)
+		done, err := migrateStep(ctx, pool, prefix, x, ms)
 		if err != nil {
 			return fmt.Errorf("pgstore: migrate tables %s*: %w", prefix, err)
 		}
@@ -116,7 +149,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, prefix string) error {
 
 // migrateStep applies the next migration the database lacks, in a transaction, and
 // reports whether there was none.
-func migrateStep(ctx context.Context, pool *pgxpool.Pool, prefix string, x func(string) string) (done bool, err error) {
+func migrateStep(ctx context.Context, pool *pgxpool.Pool, prefix string, x func(string) string, migrations [][]string) (done bool, err error) {
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// Advisory locks are per database; the schema in the key keeps the stores of
 		// other schemas (other deployments, parallel tests) from waiting for this one.

@@ -40,7 +40,7 @@ func TestNewTwice(t *testing.T) {
 	got, err := s2.GetSensor(t.Context(), "a1")
 	require.NoError(t, err)
 	assert.Equal(t, locks.Sensor{ID: "a1", Address: "here"}, got)
-	assert.Equal(t, []int{1}, versions(t, pool, pgstore.DefaultTablePrefix))
+	assert.Equal(t, []int{1, 2}, versions(t, pool, pgstore.DefaultTablePrefix))
 }
 
 // Processes starting at once, on pools of their own, migrate the schema once and none
@@ -62,19 +62,19 @@ func TestNewConcurrently(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	assert.Equal(t, []int{1}, versions(t, pool, pgstore.DefaultTablePrefix))
+	assert.Equal(t, []int{1, 2}, versions(t, pool, pgstore.DefaultTablePrefix))
 }
 
 // A database migrated by a newer program is refused, and left as it is.
 func TestNewRefusesNewerSchema(t *testing.T) {
 	pool := pgtest.Pool(t)
 	newStore(t, pool)
-	_, err := pool.Exec(t.Context(), `INSERT INTO locksensors_schema_migrations (version) VALUES (2)`)
+	_, err := pool.Exec(t.Context(), `INSERT INTO locksensors_schema_migrations (version) VALUES (3)`)
 	require.NoError(t, err)
 	_, err = pgstore.New(t.Context(), pool, pgstore.Options{})
 	require.ErrorIs(t, err, pgstore.ErrNewerSchema)
-	assert.ErrorContains(t, err, "version 2")
-	assert.Equal(t, []int{1, 2}, versions(t, pool, pgstore.DefaultTablePrefix))
+	assert.ErrorContains(t, err, "version 3")
+	assert.Equal(t, []int{1, 2, 3}, versions(t, pool, pgstore.DefaultTablePrefix))
 }
 
 func TestNewOptions(t *testing.T) {
@@ -98,7 +98,7 @@ func TestNewOptions(t *testing.T) {
 	got, err := a.GetSensor(t.Context(), "s1")
 	require.NoError(t, err)
 	assert.Equal(t, "a", got.Address)
-	assert.Equal(t, []int{1}, versions(t, pool, "site_a_"))
+	assert.Equal(t, []int{1, 2}, versions(t, pool, "site_a_"))
 }
 
 // Errors name what is missing, and wrap the contract's errors.

@@ -48,12 +48,27 @@ const (
 	cancelSQL = `UPDATE {notifications} AS n SET status = 'cancelled', reason = $2, finished_at = $3
 		FROM (SELECT DISTINCT unnest($1::text[]) AS sensor_id) AS c
 		WHERE n.sensor_id = c.sensor_id AND n.status = 'pending'`
-	// One notification per change and linked client, in the order of the changes, then
-	// of the clients' ids, as MemoryStore numbers them.
-	notifySQL = `INSERT INTO {notifications} (sensor_id, client_id, event, state, at, created_at, status, next_attempt_at)
-		SELECT c.sensor_id, l.client_id, c.event, c.state, c.at, $5::timestamptz, 'pending', $5::timestamptz
-		FROM unnest($1::text[], $2::text[], $3::smallint[], $4::timestamptz[]) WITH ORDINALITY AS c(sensor_id, event, state, at, ord)
-		JOIN {links} l ON l.sensor_id = c.sensor_id
+	// Each change takes its sensor's next sequence: counted moves each sensor's count on
+	// by its changes (under the lock of the state row, which an Update of the sensor
+	// holds already), and numbered gives them the numbers it moved past, in their order.
+	// A change of a sensor without a state (deleted) is dropped with it. Then one
+	// notification per change and linked client, in the order of the changes, then of
+	// the clients' ids, as MemoryStore numbers them.
+	notifySQL = `WITH changes AS (
+			SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::timestamptz[], $5::timestamptz[])
+				WITH ORDINALITY AS c(sensor_id, event, state, at, reading_at, ord)
+		), counted AS (
+			UPDATE {sensor_states} AS st SET sequence = st.sequence + k.n
+			FROM (SELECT sensor_id, count(*) AS n FROM changes GROUP BY sensor_id) AS k
+			WHERE st.sensor_id = k.sensor_id
+			RETURNING st.sensor_id, st.sequence - k.n AS before
+		), numbered AS (
+			SELECT c.*, k.before + row_number() OVER (PARTITION BY c.sensor_id ORDER BY c.ord) AS sequence
+			FROM changes c JOIN counted k ON k.sensor_id = c.sensor_id
+		)
+		INSERT INTO {notifications} (sensor_id, client_id, event, state, at, reading_at, sequence, created_at, status, next_attempt_at)
+		SELECT c.sensor_id, l.client_id, c.event, c.state, c.at, c.reading_at, c.sequence, $6::timestamptz, 'pending', $6::timestamptz
+		FROM numbered c JOIN {links} l ON l.sensor_id = c.sensor_id
 		ORDER BY c.ord, l.client_id`
 
 	livenessSQL = `SELECT ` + stateColumns + ` FROM {sensor_states} WHERE last_seen IS NOT NULL ORDER BY sensor_id`
@@ -294,11 +309,13 @@ func changesArgs(cs []locks.Change) []any {
 		ids, event = make([]string, len(cs)), make([]string, len(cs))
 		state      = make([]int16, len(cs))
 		at         = make([]time.Time, len(cs))
+		readingAt  = make([]*time.Time, len(cs))
 	)
 	for i, c := range cs {
 		ids[i], event[i], state[i], at[i] = string(c.SensorID), string(c.Event), int16(c.State), in(c.At)
+		readingAt[i] = inNull(c.ReadingAt)
 	}
-	return []any{ids, event, state, at}
+	return []any{ids, event, state, at, readingAt}
 }
 
 // Liveness implements locks.Store.
