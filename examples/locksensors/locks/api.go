@@ -30,7 +30,7 @@ type HandlerOptions struct {
 //	GET    /sensors/{id}                    the sensor
 //	PUT    /sensors/{id}                    set its {"address"}; the sensor after
 //	DELETE /sensors/{id}                    forget it with its state, links, history and notifications; 204
-//	GET    /sensors/{id}/state              its state: {"sensor_id","state" (null until known),"reading_at","changed_at","last_seen","lost"}
+//	GET    /sensors/{id}/state              its state: {"sensor_id","state" (null until known),"reading_at","changed_at","last_seen","lost","sequence"}
 //	GET    /sensors/{id}/clients            {"clients":[...]}: the clients linked to it
 //	PUT    /sensors/{id}/clients/{client}   link the client to the sensor; 204 (also when already linked)
 //	DELETE /sensors/{id}/clients/{client}   unlink them; 204, 404 when they are not linked
@@ -54,6 +54,11 @@ type HandlerOptions struct {
 // that bound a sensor's history to [from, to); either may be left out. A query
 // parameter a resource does not take is refused rather than ignored, so that a
 // misspelt one does not silently return the wrong page.
+//
+// A notification is {"id","sensor_id","client_id","event","state","time","reading_at",
+// "sequence","created_at","status","attempts","next_attempt_at",...}: "sequence" is the
+// number its client was sent (see Body), as is a state's "sequence", that of the
+// sensor's latest event (0 before the first).
 //
 // Every error is JSON, {"error": "..."}, with "fields" ([{"field", "value", "problem"}])
 // when the request had a bad field, a path segment or a query parameter included; a 405

@@ -161,7 +161,7 @@ func apply(cur map[SensorID]Current, readings []decoded, dead []DeadLetter, t *t
 	e := Effects{DeadLetters: slices.Clone(dead)}
 	touched := map[SensorID]bool{}
 	changedAt := map[SensorID]bool{}
-	restoredAt := map[SensorID]time.Time{}
+	restoredAt := map[SensorID]Reading{} // the reading that ended the silence
 	var changeOrder, restoreOrder []SensorID
 	t.seen = map[SensorID]time.Time{}
 	for _, r := range readings {
@@ -194,7 +194,7 @@ func apply(cur map[SensorID]Current, readings []decoded, dead []DeadLetter, t *t
 		}
 		if c.Lost {
 			c.Lost = false
-			restoredAt[r.SensorID] = r.Received
+			restoredAt[r.SensorID] = r.Reading
 			restoreOrder = append(restoreOrder, r.SensorID)
 		}
 		cur[r.SensorID] = c
@@ -218,10 +218,11 @@ func apply(cur map[SensorID]Current, readings []decoded, dead []DeadLetter, t *t
 	e.Cancel = changeOrder
 	for _, id := range changeOrder {
 		c := cur[id]
-		e.Notify = append(e.Notify, Change{SensorID: id, Event: EventChanged, State: c.State, At: c.ChangedAt})
+		e.Notify = append(e.Notify, Change{SensorID: id, Event: EventChanged, State: c.State, At: c.ChangedAt, ReadingAt: c.ChangedAt})
 	}
 	for _, id := range restoreOrder {
-		e.Notify = append(e.Notify, Change{SensorID: id, Event: EventRestored, State: cur[id].State, At: restoredAt[id]})
+		r := restoredAt[id]
+		e.Notify = append(e.Notify, Change{SensorID: id, Event: EventRestored, State: cur[id].State, At: r.Received, ReadingAt: r.At})
 	}
 	t.restored = len(restoreOrder)
 	t.dead = e.DeadLetters

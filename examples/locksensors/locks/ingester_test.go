@@ -193,3 +193,44 @@ func TestIngesterSameTSLaterReadingWins(t *testing.T) {
 	assert.Equal(t, locks.State(0), cur.State, "closed, not left open until the next reading")
 	assert.Equal(t, []string{"changed 1 cancelled client1", "changed 0 pending client1"}, summary(notes(t, s, "s1")))
 }
+
+// Each event carries the sensor's time of the reading it is about, to the microsecond:
+// the reading that changed the state (not a later one of the batch that repeated it),
+// the one that ended a silence; and the events of a sensor are numbered in the order
+// they were recorded.
+func TestIngesterDatesAndNumbersTheEvents(t *testing.T) {
+	s := locks.NewMemoryStore(0)
+	registry(t, s, []string{"s1"}, "http://a.example/hook")
+	clk := clock.NewFake(t0)
+	in := newIngester(t, s, clk)
+	ctx := t.Context()
+	ts := t0.Add(-time.Second + 123456*time.Microsecond)
+	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 1, ts), reading("s1", 1, ts.Add(time.Second)))))
+	_, err := s.Update(ctx, []locks.SensorID{"s1"}, func(cur map[locks.SensorID]locks.Current) (locks.Effects, error) {
+		c := cur["s1"]
+		c.Lost = true
+		return locks.Effects{States: []locks.Current{c}, Now: t0}, nil
+	})
+	require.NoError(t, err)
+	back, flip := t0.Add(2*time.Hour+654321*time.Microsecond), t0.Add(2*time.Hour+time.Second)
+	require.NoError(t, in.HandleBatch(ctx, msgs(t0.Add(2*time.Hour), reading("s1", 1, back), reading("s1", 0, flip))))
+
+	type event struct {
+		Event     locks.Event
+		State     locks.State
+		ReadingAt time.Time
+		Sequence  int64
+	}
+	var got []event
+	for _, n := range notes(t, s, "s1") {
+		got = append(got, event{n.Event, n.State, n.ReadingAt, n.Sequence})
+	}
+	assert.ElementsMatch(t, []event{
+		{locks.EventChanged, 1, ts, 1},
+		{locks.EventChanged, 0, flip, 2},
+		{locks.EventRestored, 0, back, 3},
+	}, got)
+	cur, err := s.Current(ctx, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), cur.Sequence)
+}

@@ -227,7 +227,7 @@ func (l *Liveness) markLost(ctx context.Context, id SensorID) error {
 			return Effects{}, nil
 		}
 		c.Lost, marked = true, true
-		return Effects{States: []Current{c}, Notify: []Change{{SensorID: id, Event: EventLost, State: c.State, At: now}}, Now: now}, nil
+		return Effects{States: []Current{c}, Notify: []Change{{SensorID: id, Event: EventLost, State: c.State, At: now, ReadingAt: c.ReadingAt}}, Now: now}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record that sensor %q is lost: %w", id, err)

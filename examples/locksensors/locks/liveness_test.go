@@ -91,11 +91,16 @@ func TestLivenessLostAndRestored(t *testing.T) {
 	assert.True(t, cur.Lost)
 	lost := notes(t, store, "s1")[1]
 	assert.True(t, lost.At.Equal(t0.Add(time.Hour+time.Second)), "the loss is dated when it was found: %v", lost.At)
+	assert.Equal(t, t0, lost.ReadingAt, "the loss carries the time of the last reading")
+	assert.Equal(t, int64(2), lost.Sequence, "the loss is the sensor's second event")
 
 	back := clk.Now()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(back, reading("s1", 1, back))))
 	assert.Equal(t, []string{"changed 1 pending client1", "lost 1 pending client1", "restored 1 pending client1"},
 		summary(notes(t, store, "s1")), "restored by the next reading")
+	restored := notes(t, store, "s1")[2]
+	assert.Equal(t, int64(3), restored.Sequence, "the restoration is the sensor's third event")
+	assert.Equal(t, back, restored.ReadingAt)
 	assert.Equal(t, uint64(1), rig.live.Stats().Lost)
 }
 

@@ -27,7 +27,9 @@ const (
 )
 
 // IdempotencyKeyHeader carries a notification's ID in every attempt to deliver it, so
-// that a client that got an attempt whose answer was lost can drop the retry.
+// that a client that got an attempt whose answer was lost can drop the retry. It tells
+// one notification from another, not which is newer: the body's sequence does (see
+// the package documentation, "What a receiver sees").
 const IdempotencyKeyHeader = "Idempotency-Key"
 
 // NotifierConfig configures a Notifier. Only Store is required.
@@ -60,7 +62,9 @@ type NotifierConfig struct {
 // Notifier delivers the Store's pending notifications: it claims the due ones, POSTs
 // each to its client's URL as it is at that moment, and records every attempt. Any
 // number of Notifiers, in any number of processes, may share a Store: a claim is
-// exclusive, so no attempt is made twice.
+// exclusive, so no attempt is made twice. Attempts run in parallel, so notifications
+// arrive in no promised order; each carries its sensor's sequence, by which a receiver
+// tells the newer from the older (see the package documentation).
 type Notifier struct {
 	cfg   NotifierConfig
 	wake  chan struct{}
@@ -81,14 +85,41 @@ type notifyCounters struct {
 	attempts, delivered, failed, dead, cancelled, errors atomic.Uint64
 }
 
-// Body is what a client receives, as JSON.
+// Body is what a client receives, as JSON:
+//
+//	{"notification_id": 42, "sensor_id": "xa7v9Dfadr7H",
+//	 "address": "Moscow, Russia, Svobody st. 23 fl 1 room 16",
+//	 "event": "changed", "state": 1, "time": "2026-11-21T11:59:59.25Z",
+//	 "reading_at": "2026-11-21T11:59:59.25Z", "sequence": 7}
+//
+// Notifications arrive in no promised order, and one may arrive more than once; the
+// sequence puts them in order (see the package documentation, "What a receiver sees").
 type Body struct {
+	// NotificationID is the notification's, the same in every attempt to deliver it
+	// (and in the Idempotency-Key header).
 	NotificationID NotificationID `json:"notification_id"`
 	SensorID       SensorID       `json:"sensor_id"`
-	Address        string         `json:"address"`
-	Event          Event          `json:"event"`
-	State          State          `json:"state"`
-	Time           time.Time      `json:"time"`
+	// Address is the sensor's installation address as it is at the attempt.
+	Address string `json:"address"`
+	Event   Event  `json:"event"`
+	// State is the sensor's state the event reports: the new one for changed, the last
+	// known for lost and restored.
+	State State `json:"state"`
+	// Time is when the event happened: the reading's ts for changed, when the silence
+	// was found for lost (the service's clock), when the reading was received for
+	// restored (the service's clock).
+	Time time.Time `json:"time"`
+	// ReadingAt is the sensor's own time (its ts, RFC 3339 to the microsecond when it
+	// sent fractions) of the reading the event is about: the reading that set State for
+	// changed, the last reading before the silence for lost, the reading that ended it
+	// for restored. Absent only from a loss or restoration recorded by a version of the
+	// service before sequences.
+	ReadingAt time.Time `json:"reading_at,omitzero"`
+	// Sequence is the number of the event among the sensor's events: 1 for its first,
+	// one more for each next, changed, lost and restored alike. Of two notifications of
+	// a sensor, the one with the higher Sequence is the newer news, whichever arrived
+	// last; a retry of a notification carries the same Sequence as the first attempt.
+	Sequence int64 `json:"sequence"`
 }
 
 // NewNotifier returns a Notifier, or an error naming the bad field.
@@ -286,7 +317,7 @@ func (n *Notifier) finish(ctx context.Context, r Result) {
 // post sends d to its client and returns the status code, and an error unless 2xx.
 func (n *Notifier) post(ctx context.Context, d Delivery, timeout time.Duration) (int, error) {
 	body, err := json.Marshal(Body{NotificationID: d.ID, SensorID: d.SensorID, Address: d.Address,
-		Event: d.Event, State: d.State, Time: d.At})
+		Event: d.Event, State: d.State, Time: d.At, ReadingAt: d.ReadingAt, Sequence: d.Sequence})
 	if err != nil {
 		return 0, err
 	}

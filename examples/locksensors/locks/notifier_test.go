@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ type webhook struct {
 	failFirst int
 	mu        sync.Mutex
 	calls     int
+	raw       [][]byte // the body of every request, refused or not
 	got       []locks.Body
 	keys      []string
 }
@@ -34,6 +36,7 @@ func newWebhook(t *testing.T, failFirst int) *webhook {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.calls++
+		w.raw = append(w.raw, b)
 		if w.calls <= w.failFirst {
 			rw.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -96,7 +99,7 @@ func TestNotifierDelivers(t *testing.T) {
 	rig := newNotifierRig(t, locks.NotifierConfig{})
 	hook := newWebhook(t, 0)
 	registry(t, rig.store, []string{"xa7v9Dfadr7H"}, hook.URL)
-	at := t0.Add(-time.Second)
+	at := t0.Add(-time.Second + 250*time.Microsecond)
 	require.NoError(t, rig.in.HandleBatch(t.Context(), msgs(t0, reading("xa7v9Dfadr7H", 1, at))))
 
 	r := rig.store.next(t)
@@ -105,7 +108,12 @@ func TestNotifierDelivers(t *testing.T) {
 	require.Len(t, got, 1)
 	n := notes(t, rig.store, "xa7v9Dfadr7H")[0]
 	assert.Equal(t, locks.Body{NotificationID: n.ID, SensorID: "xa7v9Dfadr7H", Address: "Svobody st. 23, room xa7v9Dfadr7H",
-		Event: locks.EventChanged, State: 1, Time: at}, got[0])
+		Event: locks.EventChanged, State: 1, Time: at, ReadingAt: at, Sequence: 1}, got[0])
+	hook.mu.Lock()
+	raw := string(hook.raw[0])
+	hook.mu.Unlock()
+	assert.JSONEq(t, `{"notification_id":1,"sensor_id":"xa7v9Dfadr7H","address":"Svobody st. 23, room xa7v9Dfadr7H",
+		"event":"changed","state":1,"time":"2026-11-21T11:59:59.00025Z","reading_at":"2026-11-21T11:59:59.00025Z","sequence":1}`, raw)
 	assert.Equal(t, []string{"notification-1"}, keys)
 	assert.Equal(t, locks.Delivered, n.Status)
 	require.Len(t, n.History, 1)
@@ -139,6 +147,14 @@ func TestNotifierRetriesOnTheScheduleUntilDelivered(t *testing.T) {
 	assert.Len(t, got, 1)
 	assert.Equal(t, 4, calls)
 	assert.Equal(t, []string{"notification-1"}, keys, "every attempt carries the same idempotency key")
+	hook.mu.Lock()
+	raw := slices.Clone(hook.raw)
+	hook.mu.Unlock()
+	require.Len(t, raw, 4)
+	for k, b := range raw {
+		assert.Equal(t, string(raw[3]), string(b), "attempt %d sends what the delivered one did", k+1)
+	}
+	assert.Equal(t, int64(1), got[0].Sequence, "the sequence of the sensor's first event")
 }
 
 func TestNotifierGivesUpThenReplays(t *testing.T) {
