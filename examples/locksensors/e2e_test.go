@@ -95,13 +95,14 @@ func TestEndToEnd(t *testing.T) {
 
 	by, dup := hook.received()
 	assert.Empty(t, dup, "no notification delivered twice")
+	// Each event of a sensor numbered after the one before, across the restart.
 	for _, id := range sensors {
-		want := []string{"changed 1", "lost 1"}
+		want := []string{"changed 1 #1", "lost 1 #2"}
 		if id == flipped {
-			want = []string{"changed 1", "changed 0", "lost 0"}
+			want = []string{"changed 1 #1", "changed 0 #2", "lost 0 #3"}
 		}
 		if id == other {
-			want = append(want, "restored 1")
+			want = append(want, "restored 1 #3")
 		}
 		assert.ElementsMatch(t, want, by[locks.SensorID(id)], "sensor %s", id)
 	}
@@ -110,6 +111,7 @@ func TestEndToEnd(t *testing.T) {
 	h.call("GET", "/sensors/"+other+"/state", nil, 200, &cur)
 	assert.False(t, cur.Lost)
 	assert.True(t, cur.LastSeen.Equal(back))
+	assert.Equal(t, int64(3), cur.Sequence, "the sequence of its latest event, its restoration")
 	h.call("GET", "/sensors/"+flipped+"/state", nil, 200, &cur)
 	assert.True(t, cur.Lost)
 	assert.Equal(t, locks.State(0), cur.State)

@@ -170,14 +170,14 @@ func newEndpoint(t *testing.T, failFirst int) *endpoint {
 	return w
 }
 
-// received returns "sensor event state" of every notification accepted, by sensor, and
-// the idempotency keys seen more than once.
+// received returns "event state #sequence" of every notification accepted, by sensor,
+// and the idempotency keys seen more than once.
 func (w *endpoint) received() (map[locks.SensorID][]string, []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	by := map[locks.SensorID][]string{}
 	for _, b := range w.got {
-		by[b.SensorID] = append(by[b.SensorID], fmt.Sprintf("%s %d", b.Event, b.State))
+		by[b.SensorID] = append(by[b.SensorID], fmt.Sprintf("%s %d #%d", b.Event, b.State, b.Sequence))
 	}
 	var dup []string
 	for k, n := range w.keys {

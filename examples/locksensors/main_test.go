@@ -29,6 +29,9 @@ func TestDemo(t *testing.T) {
 	require.True(t, heard.seen(), "the run ended before the silent sensor was heard again:\n%s", out.String())
 	assert.Contains(t, out.String(), "every client knows every linked sensor's latest state")
 	assert.Contains(t, out.String(), "3 refused;", "the three bad messages, no more")
+	// However many came out of order (0 to a few), each client says so.
+	assert.Len(t, regexp.MustCompile(`received; \d+ arrived after a newer one of their sensor and were dropped`).FindAllString(out.String(), -1), 2,
+		"each client's count of late notifications:\n%s", out.String())
 	// At least the silent sensor: a machine that stalls longer than the silence makes
 	// others lost (and restored) too, as it would in production.
 	assert.GreaterOrEqual(t, count(t, out.String(), `refused; (\d+) restored`), 1)

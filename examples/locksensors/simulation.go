@@ -220,8 +220,8 @@ func (sim *simulation) finish(ctx context.Context, out io.Writer) error {
 	var problems []error
 	for _, h := range []*webhook{sim.security, sim.facility} {
 		got := h.snapshot()
-		fmt.Fprintf(out, "client %d (%s): %d changed, %d lost, %d restored received; %d requests refused on purpose\n",
-			h.client, h.url, got.events[locks.EventChanged], got.events[locks.EventLost], got.events[locks.EventRestored], got.refused)
+		fmt.Fprintf(out, "client %d (%s): %d changed, %d lost, %d restored received; %d arrived after a newer one of their sensor and were dropped; %d requests refused on purpose\n",
+			h.client, h.url, got.events[locks.EventChanged], got.events[locks.EventLost], got.events[locks.EventRestored], got.late, got.refused)
 		problems = append(problems, sim.check(ctx, h, got)...)
 	}
 	switch {
@@ -261,8 +261,9 @@ func (sim *simulation) settle(ctx context.Context, timeout time.Duration) int {
 	}
 }
 
-// check compares what client h received with the store: the last "changed" of every
-// linked sensor carries its current state, and the silent sensor's restoration arrived.
+// check compares what client h kept with the store: the newest notification (by
+// sequence) of every linked sensor carries its current state, whatever arrived last,
+// and the silent sensor's restoration arrived.
 func (sim *simulation) check(ctx context.Context, h *webhook, got received) []error {
 	var problems []error
 	for i, id := range sim.sensors {
@@ -273,12 +274,13 @@ func (sim *simulation) check(ctx context.Context, h *webhook, got received) []er
 		if err != nil {
 			return append(problems, err)
 		}
-		last, ok := got.last[id]
+		kept, ok := got.kept[id]
 		if !cur.Known && !ok {
 			continue // never read (the run was stopped at once): nothing to tell
 		}
-		if !ok || last != cur.State {
-			problems = append(problems, fmt.Errorf("client %d: sensor %s is in state %d, the client was last told %v", h.client, id, cur.State, describe(last, ok)))
+		if !ok || kept.State != cur.State {
+			problems = append(problems, fmt.Errorf("client %d: sensor %s is in state %d (event %d), the client's newest news is %v",
+				h.client, id, cur.State, cur.Sequence, describe(kept, ok)))
 		}
 	}
 	// The restoration must arrive. The loss may not: a loss still pending when the sensor
@@ -291,11 +293,11 @@ func (sim *simulation) check(ctx context.Context, h *webhook, got received) []er
 	return problems
 }
 
-func describe(s locks.State, ok bool) string {
+func describe(b locks.Body, ok bool) string {
 	if !ok {
 		return "nothing"
 	}
-	return fmt.Sprint(s)
+	return fmt.Sprintf("state %d (event %d, %s)", b.State, b.Sequence, b.Event)
 }
 
 func (sim *simulation) closeHooks() {
@@ -304,24 +306,28 @@ func (sim *simulation) closeHooks() {
 }
 
 // webhook is a client's endpoint: it refuses its first failFirst requests with 503, then
-// accepts every notification, remembering the last state it was told of each sensor.
+// accepts every notification and keeps, of each sensor, the newest it was told: the one
+// with the highest sequence, whatever order they arrived in (the receiver's rule of the
+// locks package documentation).
 type webhook struct {
 	url       string
 	client    locks.ClientID
 	srv       *http.Server
 	failFirst int
 
-	mu   sync.Mutex
-	got  received
-	keys map[string]bool
+	mu     sync.Mutex
+	got    received
+	keys   map[string]bool
+	latest locks.Latest
 }
 
 type received struct {
-	events  map[locks.Event]int
+	events  map[locks.Event]int                    // notifications received, each once
 	of      map[locks.SensorID]map[locks.Event]int // events by sensor
-	last    map[locks.SensorID]locks.State
-	refused int
-	dupes   int
+	kept    map[locks.SensorID]locks.Body          // the newest of each sensor (in a snapshot)
+	refused int                                    // requests refused on purpose
+	dupes   int                                    // retries of a notification received already
+	late    int                                    // notifications that came after a newer one of their sensor
 }
 
 func startWebhook(failFirst int) (*webhook, error) {
@@ -330,7 +336,7 @@ func startWebhook(failFirst int) (*webhook, error) {
 		return nil, err
 	}
 	h := &webhook{url: "http://" + ln.Addr().String() + "/notify", failFirst: failFirst, keys: map[string]bool{},
-		got: received{events: map[locks.Event]int{}, of: map[locks.SensorID]map[locks.Event]int{}, last: map[locks.SensorID]locks.State{}}}
+		got: received{events: map[locks.Event]int{}, of: map[locks.SensorID]map[locks.Event]int{}}}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = h.srv.Serve(ln) }()
 	return h, nil
@@ -360,17 +366,23 @@ func (h *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.got.of[b.SensorID] = map[locks.Event]int{}
 	}
 	h.got.of[b.SensorID][b.Event]++
-	h.got.last[b.SensorID] = b.State
+	if !h.latest.Keep(b) {
+		h.got.late++ // older news than what the client has: dropped
+	}
 }
 
 func (h *webhook) snapshot() received {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.got
-	c.events, c.last = maps.Clone(h.got.events), maps.Clone(h.got.last)
+	c.events = maps.Clone(h.got.events)
 	c.of = make(map[locks.SensorID]map[locks.Event]int, len(h.got.of))
+	c.kept = make(map[locks.SensorID]locks.Body, len(h.got.of))
 	for id, events := range h.got.of {
 		c.of[id] = maps.Clone(events)
+		if b, ok := h.latest.Get(id); ok {
+			c.kept[id] = b
+		}
 	}
 	return c
 }

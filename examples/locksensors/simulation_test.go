@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -97,4 +100,42 @@ func TestSimulationCountsWhatItSent(t *testing.T) {
 	sim.play(ctx, options{every: time.Hour, silence: time.Hour})
 	assert.Zero(t, sim.readings, "readings counted as sent")
 	assert.Zero(t, sim.bad, "bad messages counted as sent")
+}
+
+// TestWebhookKeepsTheNewestOfEachSensor: the demo's clients apply the receiver's rule.
+// A notification that arrives after a newer one of its sensor is dropped and counted,
+// a retry of one handled is a duplicate, not a late arrival, and what a client is
+// judged on is what it kept, not what arrived last.
+func TestWebhookKeepsTheNewestOfEachSensor(t *testing.T) {
+	h, err := startWebhook(1)
+	require.NoError(t, err)
+	defer h.close()
+	post := func(key string, b locks.Body) int {
+		t.Helper()
+		body, err := json.Marshal(b)
+		require.NoError(t, err)
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/notify", bytes.NewReader(body))
+		req.Header.Set(locks.IdempotencyKeyHeader, key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	door1 := locks.Body{NotificationID: 1, SensorID: "door", Event: locks.EventChanged, State: 1, Sequence: 1}
+	door2 := locks.Body{NotificationID: 2, SensorID: "door", Event: locks.EventChanged, State: 0, Sequence: 2}
+	gate := locks.Body{NotificationID: 3, SensorID: "gate", Event: locks.EventChanged, State: 1, Sequence: 1}
+	assert.Equal(t, http.StatusServiceUnavailable, post("notification-2", door2), "refused on purpose")
+	assert.Equal(t, http.StatusOK, post("notification-2", door2), "the retry")
+	assert.Equal(t, http.StatusOK, post("notification-1", door1), "the older one, late")
+	assert.Equal(t, http.StatusOK, post("notification-3", gate))
+	assert.Equal(t, http.StatusOK, post("notification-2", door2), "a retry whose answer was lost")
+
+	got := h.snapshot()
+	assert.Equal(t, 1, got.refused)
+	assert.Equal(t, 1, got.late, "arrived after a newer one of its sensor")
+	assert.Equal(t, 1, got.dupes)
+	kept, ok := got.kept["door"]
+	require.True(t, ok)
+	assert.Equal(t, door2, kept, "the newest of door, not the last to arrive")
+	assert.Equal(t, gate, got.kept["gate"])
+	assert.Equal(t, map[locks.Event]int{locks.EventChanged: 3}, got.events, "every notification received once")
 }
