@@ -256,10 +256,10 @@ func checkGapFree(e *env, id locks.SensorID, n int64) {
 }
 
 // testConcurrentIngest runs two Ingesters, as two queue consumers would, on batches of
-// readings of overlapping sensors, while a third writer marks sensors lost that the
-// next reading restores: every change, loss and restoration of a sensor takes the next
-// number, with no gap and no repeat, and the one numbered last carries the sensor's
-// state.
+// readings of overlapping sensors; after every few batches each consumer also marks
+// lost the sensor it read last, as a Liveness would, which the next reading of it
+// restores: every change, loss and restoration of a sensor takes the next number, with
+// no gap and no repeat, and the one numbered last carries the sensor's state.
 func testConcurrentIngest(e *env) {
 	t := e.t
 	const consumers, batches, perBatch = 2, 40, 6
@@ -280,6 +280,22 @@ func testConcurrentIngest(e *env) {
 		require.NoError(t, err)
 		ingesters[i] = in
 	}
+	// lose records that the sensor is lost unless it is already, or was never read, and
+	// reports whether it did.
+	lose := func(id locks.SensorID) (bool, error) {
+		var lost bool
+		_, err := e.s.Update(ctx, []locks.SensorID{id}, func(cur map[locks.SensorID]locks.Current) (locks.Effects, error) {
+			c := cur[id]
+			if lost = c.Known && !c.Lost; !lost {
+				return locks.Effects{}, nil
+			}
+			c.Lost = true
+			now := base.Add(time.Duration(tick.Load()) * time.Microsecond)
+			return locks.Effects{States: []locks.Current{c}, Now: now,
+				Notify: []locks.Change{event(id, locks.EventLost, c.State, now, c.ReadingAt)}}, nil
+		})
+		return lost, err
+	}
 	var losses atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -287,42 +303,33 @@ func testConcurrentIngest(e *env) {
 		wg.Go(func() {
 			<-start
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for range batches {
+			for b := range batches {
 				msgs := make([]locks.Message, perBatch)
+				var last locks.SensorID
 				for k := range msgs {
 					ts := base.Add(time.Duration(tick.Add(1)) * time.Microsecond)
+					last = ids[rng.IntN(len(ids))]
 					msgs[k] = locks.Message{Received: ts, Body: fmt.Appendf(nil, `{"sensor_id":%q,"data":%d,"ts":%q}`,
-						ids[rng.IntN(len(ids))], rng.IntN(2), ts.Format(time.RFC3339Nano))}
+						last, rng.IntN(2), ts.Format(time.RFC3339Nano))}
 				}
 				if !assert.NoError(t, in.HandleBatch(ctx, msgs), "consumer %d", w) {
 					return
 				}
+				if b%4 != 3 {
+					continue
+				}
+				// The first of these, whichever consumer makes it, finds the sensor its
+				// consumer has just read, and no loss before it: one loss at least.
+				lost, err := lose(last)
+				if !assert.NoError(t, err, "a loss of %q", last) {
+					return
+				}
+				if lost {
+					losses.Add(1)
+				}
 			}
 		})
 	}
-	wg.Go(func() { // a Liveness's writes, without waiting for a silence
-		<-start
-		for r := range batches {
-			id := ids[r%len(ids)]
-			var lost bool
-			_, err := e.s.Update(ctx, []locks.SensorID{id}, func(cur map[locks.SensorID]locks.Current) (locks.Effects, error) {
-				c := cur[id]
-				if lost = c.Known && !c.Lost; !lost {
-					return locks.Effects{}, nil
-				}
-				c.Lost = true
-				now := base.Add(time.Duration(tick.Load()) * time.Microsecond)
-				return locks.Effects{States: []locks.Current{c}, Now: now,
-					Notify: []locks.Change{event(id, locks.EventLost, c.State, now, c.ReadingAt)}}, nil
-			})
-			if !assert.NoError(t, err, "a loss of %q", id) {
-				return
-			}
-			if lost {
-				losses.Add(1)
-			}
-		}
-	})
 	close(start)
 	wait(e, ctx, &wg, "the concurrent ingest")
 
