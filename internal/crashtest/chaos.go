@@ -25,6 +25,11 @@ type Chaos struct {
 	// AllAtOnce is the chance, from 0 to 1, that a kill takes every child at work at
 	// the same moment rather than one drawn at random.
 	AllAtOnce float64
+	// Pick, if not nil, chooses the victim of a kill that takes one child, in place of a
+	// random draw: it is given the children at work and returns one of them (e.g. the
+	// active one of an active/passive pair, which a random draw would miss half the
+	// time).
+	Pick func(live []*Process) *Process
 	// OnKill, if not nil, is called after each kill, before the victims restart, with
 	// the children it killed: e.g. to note what was in progress.
 	OnKill func(victims []*Process)
@@ -55,7 +60,11 @@ func (c Chaos) Run(ctx context.Context, r *rand.Rand, procs ...*Process) (int, e
 		}
 		victims := live
 		if r.Float64() >= c.AllAtOnce {
-			victims = []*Process{live[r.IntN(len(live))]}
+			if c.Pick != nil {
+				victims = []*Process{c.Pick(live)}
+			} else {
+				victims = []*Process{live[r.IntN(len(live))]}
+			}
 		}
 		var killed []*Process
 		for _, v := range victims {

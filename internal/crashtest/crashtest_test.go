@@ -183,6 +183,27 @@ func TestChaosKillsAndRestarts(t *testing.T) {
 	assert.LessOrEqual(t, killed, 12)
 }
 
+func TestChaosPick(t *testing.T) {
+	ctx := guard(t)
+	var out lines
+	a := Start(t, Spec{Name: "a", Test: "TestCrashChildHarness", Env: []string{modeVar + "=serve"}, Output: &out})
+	b := Start(t, Spec{Name: "b", Test: "TestCrashChildHarness", Env: []string{modeVar + "=serve"}, Output: &out})
+	var offered []int
+	n, err := Chaos{Kills: 4, Pick: func(live []*Process) *Process {
+		offered = append(offered, len(live))
+		return live[len(live)-1]
+	}}.Run(ctx, rand.New(rand.NewPCG(3, 3)), a, b)
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, []int{2, 2, 2, 2}, offered, "Pick is offered every child at work, once per kill")
+	assert.Zero(t, a.Kills(), "never picked")
+	assert.Equal(t, 4, b.Kills(), "the pick is the victim")
+	for _, p := range []*Process{a, b} {
+		wait(t, ctx, p.Ready(), p.Name()+" ready")
+		require.NoError(t, p.Stop(ctx))
+	}
+}
+
 func TestChaosAwaitEndsRun(t *testing.T) {
 	ctx := guard(t)
 	var out lines
