@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/faultproxy"
 	"github.com/feedkit/feedkit/internal/testenv"
 	"github.com/feedkit/feedkit/recovery"
@@ -103,7 +103,7 @@ const (
 func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	clk := clock.NewFake(e2eEpoch)
+	clk := clocktest.NewFake(e2eEpoch)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	sim, err := feedtest.NewSimulator(link.pub, feedtest.SimulatorConfig{
 		Matches: 40, Rate: feedtest.Unlimited, Seed: 5, Producers: []feed.Producer{lo}, Clock: clk})

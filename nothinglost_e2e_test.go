@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/recovery"
 	"github.com/feedkit/feedkit/recovery/pgstore"
@@ -48,7 +48,7 @@ const (
 type lossRig struct {
 	t       *testing.T
 	ctx     context.Context
-	clk     *clock.Fake
+	clk     *clocktest.Fake
 	link    feedLink
 	sim     *feedtest.Simulator
 	api     string
@@ -68,7 +68,7 @@ type lossRig struct {
 func newLossRig(t *testing.T, link feedLink, lag time.Duration, store recovery.Store, threads int) *lossRig {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
-	r := &lossRig{t: t, ctx: ctx, clk: clock.NewFake(e2eEpoch), link: link, store: store, lag: lag, threads: threads, ledger: newReceipts()}
+	r := &lossRig{t: t, ctx: ctx, clk: clocktest.NewFake(e2eEpoch), link: link, store: store, lag: lag, threads: threads, ledger: newReceipts()}
 	r.lo, _ = feed.LookupProducer(feed.DefaultProducers(), 1)
 	var err error
 	r.sim, err = feedtest.NewSimulator(link.pub, feedtest.SimulatorConfig{

@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // apiEpoch is where the fake clock of every API test starts.
@@ -45,7 +45,7 @@ var (
 // the cycle stops, so a running cycle stays at a known item with known progress.
 type apiFixture struct {
 	t     *testing.T
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	src   *carousel.MemorySource
 	store *carousel.MemoryStore
 	s     *carousel.Scheduler
@@ -55,7 +55,7 @@ type apiFixture struct {
 
 func newAPIFixture(t *testing.T, mod func(*carousel.Config)) *apiFixture {
 	t.Helper()
-	f := &apiFixture{t: t, clk: clock.NewFake(apiEpoch), src: carousel.NewMemorySource(),
+	f := &apiFixture{t: t, clk: clocktest.NewFake(apiEpoch), src: carousel.NewMemorySource(),
 		store: carousel.NewMemoryStore(), pubs: make(chan carousel.Publication, 100)}
 	cfg := carousel.Config{
 		Source: apiFailingSource{f.src}, Store: f.store, Clock: f.clk,

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock"
 )
 
 // Config configures a Scheduler. Source and Publisher are required; every other field
@@ -44,7 +44,7 @@ type Config struct {
 	PublishTimeout time.Duration
 	// Logger receives the scheduler's logs; nil discards them.
 	Logger *slog.Logger
-	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
+	// Clock is the source of time; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 }
 

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // HTTPPublisherConfig configures an HTTPPublisher. URL is required; every other field has
@@ -45,8 +45,8 @@ type HTTPPublisherConfig struct {
 	Body func(ctx context.Context, p Publication) ([]byte, error)
 	// ContentType is the requests' Content-Type; "" is "application/json".
 	ContentType string
-	// Clock times the waits between attempts; nil is the wall clock. (For tests within
-	// feedkit.)
+	// Clock times the waits between attempts; nil is the wall clock (a clocktest.Fake in
+	// tests).
 	Clock clock.Clock
 }
 

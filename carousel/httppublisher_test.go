@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // reply is one scripted response of a receiver.
@@ -96,7 +96,7 @@ func publishAsync(ctx context.Context, p carousel.Publisher) <-chan error {
 
 // waiting returns once Publish waits on clk for a retry, and fails the test if Publish
 // returns instead: a test that expects a wait must not hang when there is none.
-func waiting(t *testing.T, clk *clock.Fake, done <-chan error) {
+func waiting(t *testing.T, clk *clocktest.Fake, done <-chan error) {
 	t.Helper()
 	blocked := make(chan struct{})
 	go func() {
@@ -179,7 +179,7 @@ func TestHTTPPublisherCustomBodyAndHeaders(t *testing.T) {
 
 func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusServiceUnavailable}, reply{status: http.StatusBadGateway}, reply{status: http.StatusNoContent})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: time.Second, RetryMax: 4 * time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
@@ -205,7 +205,7 @@ func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 // The first wait is the backoff's first delay: Initial less up to half of it (jitter).
 func TestHTTPPublisherBacksOff(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusInternalServerError}, reply{status: http.StatusOK})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: 2 * time.Second, RetryMax: time.Minute, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
@@ -220,7 +220,7 @@ func TestHTTPPublisherBacksOff(t *testing.T) {
 
 func TestHTTPPublisherDoesNotRetryClientErrors(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusUnprocessableEntity, body: "unknown collection"})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL + "/notify", Clock: clk})
 
 	err := p.Publish(context.Background(), publication)
@@ -235,7 +235,7 @@ func TestHTTPPublisherDoesNotRetryClientErrors(t *testing.T) {
 func TestHTTPPublisherAttemptsExhausted(t *testing.T) {
 	long := strings.Repeat("x", 512) + strings.Repeat("y", 100)
 	r := newReceiver(t, reply{status: http.StatusBadGateway, body: long})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Attempts: 4, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
@@ -258,7 +258,7 @@ func TestHTTPPublisherNetworkErrorsAreRetried(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusOK})
 	url := r.URL
 	r.Close() // nothing listens there any more
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: url, Attempts: 2, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
@@ -288,7 +288,7 @@ func TestHTTPPublisherTimeoutPerAttempt(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release) // before Close, which waits for the handler
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Timeout: 50 * time.Millisecond, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
@@ -300,7 +300,7 @@ func TestHTTPPublisherTimeoutPerAttempt(t *testing.T) {
 func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 	t.Run("seconds", func(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusTooManyRequests, retryAfter: "2"}, reply{status: http.StatusOK})
-		clk := clock.NewFake(time.Unix(0, 0))
+		clk := clocktest.NewFake(time.Unix(0, 0))
 		// A backoff far longer than the server asks for: the retry must come at 2s.
 		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: time.Minute, RetryMax: time.Hour, Clock: clk})
 
@@ -314,7 +314,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 	})
 	t.Run("capped at RetryMax", func(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusTooManyRequests, retryAfter: "3600"}, reply{status: http.StatusOK})
-		clk := clock.NewFake(time.Unix(0, 0))
+		clk := clocktest.NewFake(time.Unix(0, 0))
 		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryMax: 5 * time.Second, Clock: clk})
 
 		done := publishAsync(context.Background(), p)
@@ -325,7 +325,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 	})
 	t.Run("zero", func(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusServiceUnavailable, retryAfter: "0"}, reply{status: http.StatusOK})
-		clk := clock.NewFake(time.Unix(0, 0))
+		clk := clocktest.NewFake(time.Unix(0, 0))
 		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Clock: clk})
 
 		require.NoError(t, p.Publish(context.Background(), publication), "retried at once, without waiting on the clock")
@@ -335,7 +335,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 
 func TestHTTPPublisherCancelDuringBackoff(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusServiceUnavailable, body: "maintenance"})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Attempts: 5, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -390,7 +390,7 @@ func TestHTTPPublisherAnswersRedirectsInsteadOfFollowingThem(t *testing.T) {
 	target := newReceiver(t, reply{status: http.StatusAccepted})
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
 	t.Cleanup(redirect.Close)
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: redirect.URL, Clock: clk})
 
 	err := p.Publish(context.Background(), publication)
@@ -401,7 +401,7 @@ func TestHTTPPublisherAnswersRedirectsInsteadOfFollowingThem(t *testing.T) {
 
 func TestHTTPPublisherRetriesRequestTimeout(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusRequestTimeout}, reply{status: http.StatusAccepted})
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Clock: clk})
 	done := publishAsync(context.Background(), p)
 	waiting(t, clk, done)
@@ -415,7 +415,7 @@ func TestHTTPPublisherDoesNotRetryAnUntrustedCertificate(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clocktest.NewFake(time.Unix(0, 0))
 	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Clock: clk})
 	err := p.Publish(context.Background(), publication)
 	assert.ErrorContains(t, err, "certificate")

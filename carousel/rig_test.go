@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // t0 is the fake clock's start in every test.
@@ -16,7 +16,7 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // the rig hears of it with the deadline and may move the clock there. Nothing sleeps.
 type rig struct {
 	t     *testing.T
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	src   *MemorySource
 	store MetadataStore
 	s     *Scheduler
@@ -44,7 +44,7 @@ type waiting struct {
 
 func newRig(t *testing.T, mod func(*Config)) *rig {
 	t.Helper()
-	r := &rig{t: t, clk: clock.NewFake(t0), src: NewMemorySource(), store: NewMemoryStore(),
+	r := &rig{t: t, clk: clocktest.NewFake(t0), src: NewMemorySource(), store: NewMemoryStore(),
 		pubs: make(chan published, 1024), waits: make(chan waiting, 1024), failPub: map[string]error{}}
 	r.s = r.scheduler(mod)
 	return r

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // benchKeys is the number of keys of the benchmarks: the lock-sensor scale.
@@ -253,8 +253,8 @@ func BenchmarkBeatIntKeys(b *testing.B) {
 //     of a scan's.
 func BenchmarkExpire(b *testing.B) {
 	shuffled := sensorKeys(benchKeys)
-	newMonitor := func(b *testing.B, lost *atomic.Int64) (*Monitor[string], *clock.Fake) {
-		fake := clock.NewFake(t0)
+	newMonitor := func(b *testing.B, lost *atomic.Int64) (*Monitor[string], *clocktest.Fake) {
+		fake := clocktest.NewFake(t0)
 		m, err := New(Config[string]{Timeout: time.Hour, Clock: fake,
 			OnLost: func(string, time.Time) { lost.Add(1) }})
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // keyLog checks, per key, that callbacks alternate lost, restored, lost, ... and that no
@@ -46,7 +46,7 @@ func (l *keyLog) note(key, what string) {
 // TestConcurrentBeatsWhileAdvancing: goroutines beat random keys while another advances
 // the clock and the monitor, and another reads. Run it with -race.
 func TestConcurrentBeatsWhileAdvancing(t *testing.T) {
-	fake := clock.NewFake(t0)
+	fake := clocktest.NewFake(t0)
 	log := newKeyLog(t)
 	var m *Monitor[string]
 	m, err := New(Config[string]{
@@ -118,7 +118,7 @@ func TestCallbacksMayCallTheMonitor(t *testing.T) {
 	var m *Monitor[string]
 	var calls []string
 	m, err := New(Config[string]{
-		Timeout: 10 * time.Second, Tick: time.Second, Shards: 1, Clock: clock.NewFake(t0),
+		Timeout: 10 * time.Second, Tick: time.Second, Shards: 1, Clock: clocktest.NewFake(t0),
 		OnLost: func(key string, _ time.Time) {
 			st, _ := m.Get(key)
 			calls = append(calls, fmt.Sprintf("lost %s (lost=%v)", key, st.Lost))
@@ -150,7 +150,7 @@ func TestCallbacksMayCallTheMonitor(t *testing.T) {
 func TestPanickingCallbackLeavesTheRestToTheNextAdvance(t *testing.T) {
 	var lost []string
 	m, err := New(Config[string]{
-		Timeout: 10 * time.Second, Tick: time.Second, Shards: 1, Clock: clock.NewFake(t0),
+		Timeout: 10 * time.Second, Tick: time.Second, Shards: 1, Clock: clocktest.NewFake(t0),
 		OnLost: func(key string, _ time.Time) {
 			if key == "bad" {
 				panic("callback bug")

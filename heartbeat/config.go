@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/durcheck"
 )
 
@@ -54,8 +54,8 @@ type Config[K comparable] struct {
 	// be a power of two, at most MaxShards. 0 means four per GOMAXPROCS, at least 16 and
 	// at most 1024, so that beating goroutines seldom wait for each other.
 	Shards int
-	// Clock is the source of time of Beat and Run; nil is the wall clock. (For tests within
-	// feedkit.)
+	// Clock is the source of time of Beat and Run; nil is the wall clock (a clocktest.Fake
+	// in tests).
 	Clock clock.Clock
 }
 

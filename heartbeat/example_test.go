@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/heartbeat"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // Two sensors with a 30-second timeout; one falls silent, is found lost, and comes back.
 // A fake clock stands in for time; a real program leaves Config.Clock nil and runs
 // m.Run(ctx) (or calls m.Advance(time.Now()) from a loop of its own).
 func Example() {
-	fake := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	fake := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	m, err := heartbeat.New(heartbeat.Config[string]{
 		Timeout: 30 * time.Second,
 		Clock:   fake,

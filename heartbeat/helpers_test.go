@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // t0 is the fake clock's start in the tests: the monitors' epoch, so that tick boundaries
@@ -53,9 +53,9 @@ func (r *recorder) take() []string {
 
 // newTest returns a monitor of string keys with a fake clock at t0, Tick 1s and the
 // recorder's callbacks; cfg's other fields are kept.
-func newTest(t testing.TB, cfg Config[string]) (*Monitor[string], *clock.Fake, *recorder) {
+func newTest(t testing.TB, cfg Config[string]) (*Monitor[string], *clocktest.Fake, *recorder) {
 	t.Helper()
-	fake := clock.NewFake(t0)
+	fake := clocktest.NewFake(t0)
 	rec := &recorder{}
 	cfg.Clock = fake
 	if cfg.Tick == 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 func TestUntilNextTick(t *testing.T) {
@@ -26,7 +26,7 @@ func TestUntilNextTick(t *testing.T) {
 }
 
 func TestRunAdvancesAtEveryTickBoundary(t *testing.T) {
-	fake := clock.NewFake(t0)
+	fake := clocktest.NewFake(t0)
 	lost := make(chan string, 10)
 	m, err := New(Config[string]{Timeout: 3 * time.Second, Tick: time.Second, Clock: fake,
 		OnLost: func(key string, _ time.Time) { lost <- key }})

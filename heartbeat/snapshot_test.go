@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 func sortedEntries(es []Entry[string]) []Entry[string] {
@@ -196,7 +196,7 @@ func TestRestoreRefusesBadEntriesAndChangesNothing(t *testing.T) {
 	}
 
 	t.Run("no default timeout", func(t *testing.T) {
-		m, err := New(Config[string]{TimeoutOf: func(string) time.Duration { return 0 }, Clock: clock.NewFake(t0)})
+		m, err := New(Config[string]{TimeoutOf: func(string) time.Duration { return 0 }, Clock: clocktest.NewFake(t0)})
 		require.NoError(t, err)
 		err = m.Restore([]Entry[string]{{Key: "x", LastSeen: t0}})
 		assert.EqualError(t, err, "heartbeat: Restore entry 0 (key x): Timeout 0 and no default timeout for the key")

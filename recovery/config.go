@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/durcheck"
 )
 
@@ -102,7 +102,7 @@ type Config struct {
 	// the snapshot_complete has arrived on every one, since each follows the replay on its
 	// own queue. 0 means 1.
 	Sessions int
-	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
+	// Clock is the source of time; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 	// OnError receives every error the manager reports: malformed system messages,
 	// refused and failed requests, store failures. Called from the manager's goroutine.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -50,7 +50,7 @@ func ExampleManager() {
 		}),
 		Listener: statusPrinter{up: up},
 		// A fixed clock keeps the example's output stable; leave Clock nil for the wall clock.
-		Clock: clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)),
+		Clock: clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)),
 	})
 	if err != nil {
 		fmt.Println(err)

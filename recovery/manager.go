@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/heartbeat"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // Manager follows the health of the feed's producers and recovers what was lost: it reads

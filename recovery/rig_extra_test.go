@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -28,7 +28,7 @@ func newRigAt(t *testing.T, cfg recovery.Config, start time.Time) *rig {
 // process does when loading its records takes time: the check ticker starts at Open.
 func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openAfter time.Duration) *rig {
 	t.Helper()
-	r := &rig{t: t, clk: clock.NewFake(start), api: &fakeAPI{calls: make(chan apiCall, 64)},
+	r := &rig{t: t, clk: clocktest.NewFake(start), api: &fakeAPI{calls: make(chan apiCall, 64)},
 		events: make(chan string, 64), errs: make(chan error, 64)}
 	if cfg.Producers == nil {
 		cfg.Producers = []feed.Producer{lo, pre}

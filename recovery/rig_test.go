@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -19,7 +19,7 @@ import (
 // tells the listener and OnError, as a sequence of lines a test waits for.
 type rig struct {
 	t      *testing.T
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	m      *recovery.Manager
 	api    *fakeAPI
 	events chan string // "down 1 AliveIntervalViolation", "up 1 FirstRecoveryCompleted", "initiated 1 #3 from 12:00:00"

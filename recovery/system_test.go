@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -115,7 +115,7 @@ func (l panickingListener) OnProducerStatusChange(_ context.Context, s feed.Prod
 
 // A listener that panics does not stop the manager.
 func TestListenerPanicDoesNotStopTheManager(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	api := &fakeAPI{calls: make(chan apiCall, 8)}
 	l := panickingListener{calls: make(chan string, 8)}
 	m, err := recovery.NewManager(recovery.Config{Requester: api, Listener: l, Clock: clk, Producers: []feed.Producer{lo}})

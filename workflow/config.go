@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock"
 )
 
 // Defaults of the preferences.
@@ -75,7 +75,7 @@ type Config struct {
 	// most MaxLimit; 0 means DefaultScanBatch.
 	ScanInterval time.Duration
 	ScanBatch    int
-	// Clock is the source of time; nil is the wall clock. (For tests within feedkit.)
+	// Clock is the source of time; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 	// OnError receives the errors the engine recovers from that no call returns (a start
 	// whose graph was left to recovery, a repair that failed); nil ignores them. Release

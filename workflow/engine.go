@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock"
 )
 
 // Engine runs processes: it starts them, hands their tasks to actors, applies the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -73,7 +73,7 @@ func (f *faulty) UpdateProcess(ctx context.Context, p workflow.Process) (workflo
 
 type rig struct {
 	t     *testing.T
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	store *faulty
 	e     *workflow.Engine
 	errs  []error
@@ -81,7 +81,7 @@ type rig struct {
 }
 
 func newRig(t *testing.T, cfg workflow.Config) *rig {
-	r := &rig{t: t, clk: clock.NewFake(t0), store: &faulty{Store: workflow.NewMemoryStore(), fail: map[string]int{}}}
+	r := &rig{t: t, clk: clocktest.NewFake(t0), store: &faulty{Store: workflow.NewMemoryStore(), fail: map[string]int{}}}
 	cfg.Store, cfg.Clock = r.store, r.clk
 	cfg.OnError = func(err error) { r.mu.Lock(); r.errs = append(r.errs, err); r.mu.Unlock() }
 	e, err := workflow.New(cfg)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
 // The schedule of TestFailover: one publish a second, progress saved every five seconds
@@ -223,7 +223,7 @@ func (l *lease) toggle(name string) carousel.Toggle {
 type instance struct {
 	t     *testing.T
 	name  string
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	s     *carousel.Scheduler
 	store *instanceStore
 	pubs  chan string
@@ -233,7 +233,7 @@ type instance struct {
 }
 
 func newInstance(t *testing.T, name string, src carousel.Source, store carousel.MetadataStore, l *lease) *instance {
-	in := &instance{t: t, name: name, clk: clock.NewFake(base), pubs: make(chan string, failoverItems),
+	in := &instance{t: t, name: name, clk: clocktest.NewFake(base), pubs: make(chan string, failoverItems),
 		store: &instanceStore{MetadataStore: store, refusals: make(chan struct{}, 1)}}
 	s, err := carousel.NewScheduler(carousel.Config{
 		Source: src, Store: in.store, Toggle: l.toggle(name), Clock: in.clk,

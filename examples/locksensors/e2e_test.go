@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
@@ -19,7 +19,7 @@ import (
 // client whose endpoint fails its first calls, and a restart in the middle.
 func TestEndToEnd(t *testing.T) {
 	pgURL, amqpURL := pgtest.URL(t), testenv.AMQPVhost(t)
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	cfg := serviceConfig{pgURL: pgURL, amqpURL: amqpURL, clock: clk, silence: time.Hour,
 		schedule: locks.Logarithmic{Unit: time.Minute}, poll: 24 * time.Hour, consumers: 2}
 	h := startService(t, cfg)

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // t0 is when the tests' fake clocks start.
@@ -200,7 +200,7 @@ const idle = 3
 // advance moves clk by d once the service is idle, and again by nothing once it is
 // idle after that: the liveness monitor, woken on the way, may have read the time
 // before the clock got there and be waiting for a tick that is already due.
-func advance(clk *clock.Fake, d time.Duration) {
+func advance(clk *clocktest.Fake, d time.Duration) {
 	clk.BlockUntil(idle)
 	clk.Advance(d)
 	clk.BlockUntil(idle)

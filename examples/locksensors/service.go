@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/pgstore"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // serviceConfig is what a service is made of; the zero value is an in-memory service

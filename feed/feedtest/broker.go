@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/topic"
 )
 
@@ -31,7 +31,7 @@ type BrokerOptions struct {
 	// QueueCapacity bounds each subscription's queue; Publish waits while a queue it routes
 	// to is full, as RabbitMQ's flow control slows a publisher. 0 means DefaultQueueCapacity.
 	QueueCapacity int
-	// Clock stamps ReceivedAt; nil is the wall clock. (For tests within feedkit.)
+	// Clock stamps ReceivedAt; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // callKind says which Receiver method a call was.
@@ -255,7 +255,7 @@ func TestBrokerDeliversInPublishOrderPerSubscription(t *testing.T) {
 
 func TestBrokerStampsReceivedAtWithItsClock(t *testing.T) {
 	start := ms(1764152400000)
-	fc := clock.NewFake(start)
+	fc := clocktest.NewFake(start)
 	b := newTestBroker(t, feedtest.BrokerOptions{Clock: fc})
 	r := newFakeReceiver()
 	subscribe(t, b, r, "#")
@@ -681,7 +681,7 @@ func TestBrokerSubscribeErrors(t *testing.T) {
 }
 
 func TestBrokerDropConnection(t *testing.T) {
-	fc := clock.NewFake(ms(1764152400000))
+	fc := clocktest.NewFake(ms(1764152400000))
 	b := newTestBroker(t, feedtest.BrokerOptions{Clock: fc})
 	r := newFakeReceiver()
 	subscribe(t, b, r, "#")
@@ -710,7 +710,7 @@ func TestBrokerDropConnection(t *testing.T) {
 }
 
 func TestBrokerDropConnectionEndsWithItsContext(t *testing.T) {
-	fc := clock.NewFake(ms(1764152400000))
+	fc := clocktest.NewFake(ms(1764152400000))
 	b := newTestBroker(t, feedtest.BrokerOptions{Clock: fc})
 	r := newFakeReceiver()
 	subscribe(t, b, r, "#")

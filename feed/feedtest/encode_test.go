@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // ms returns the instant n milliseconds after the epoch, in UTC: the only form of time
@@ -133,7 +133,7 @@ type discard struct{}
 func (discard) Publish(context.Context, string, []byte) error { return nil }
 
 func TestMarshalRoundTripsSimulatorTraffic(t *testing.T) {
-	fc := clock.NewFake(ms(1764152400000))
+	fc := clocktest.NewFake(ms(1764152400000))
 	sim, err := feedtest.NewSimulator(discard{}, feedtest.SimulatorConfig{Matches: 20, Rate: feedtest.Unlimited, Seed: 11, Clock: fc})
 	require.NoError(t, err)
 	// Advance the clock between messages so that timestamps vary as in a real run.

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // Simulator defaults.
@@ -58,7 +58,7 @@ type SimulatorConfig struct {
 	// Seed makes the traffic reproducible; runs with the same seed and calls publish the
 	// same messages (timestamps aside).
 	Seed uint64
-	// Clock stamps and paces the messages; nil is the wall clock. (For tests within feedkit.)
+	// Clock stamps and paces the messages; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 }
 

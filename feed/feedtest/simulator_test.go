@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // t0 is where the fake clocks of these tests start: a fixed instant, so that timestamps
@@ -76,7 +76,7 @@ func alive(producer int, ts time.Time, subscribed bool) *feed.Alive {
 }
 
 func TestSimulatorSendsAlivesEveryInterval(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	pub := newChanPublisher()
 	// Ctrl first: the simulator checks whether a producer is stopped just before sending its
 	// alive, so once LO's alive has arrived, the test knows Ctrl's turn in that round is over
@@ -124,7 +124,7 @@ func TestSimulatorSendsAlivesEveryInterval(t *testing.T) {
 }
 
 func TestSimulatorSendAlive(t *testing.T) {
-	fc := clock.NewFake(t0.Add(1500 * time.Microsecond)) // sub-millisecond time is cut off
+	fc := clocktest.NewFake(t0.Add(1500 * time.Microsecond)) // sub-millisecond time is cut off
 	pub := newChanPublisher()
 	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Clock: fc})
 
@@ -141,7 +141,7 @@ func TestSimulatorSendAlive(t *testing.T) {
 
 func TestSimulatorRunReturnsThePublishersError(t *testing.T) {
 	boom := errors.New("boom")
-	sim := newSimulator(t, failingPublisher{boom}, feedtest.SimulatorConfig{Clock: clock.NewFake(t0)})
+	sim := newSimulator(t, failingPublisher{boom}, feedtest.SimulatorConfig{Clock: clocktest.NewFake(t0)})
 	err := sim.Run(t.Context())
 	require.ErrorIs(t, err, boom)
 	assert.Empty(t, sim.Sent(), "nothing refused is recorded")
@@ -228,7 +228,7 @@ func (p *holdingPublisher) Publish(_ context.Context, key string, _ []byte) erro
 // traffic publishes n messages with a simulator of the seed, on a clock that stands still,
 // and returns what it sent.
 func traffic(t *testing.T, seed uint64, n int) []feedtest.Sent {
-	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: seed, Clock: clock.NewFake(t0)})
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: seed, Clock: clocktest.NewFake(t0)})
 	require.NoError(t, sim.Publish(t.Context(), n))
 	return sim.Sent()
 }
@@ -255,7 +255,7 @@ func TestSimulatorIsReproducibleFromItsSeed(t *testing.T) {
 func TestSimulatorHistoryKeepsTheNewestWithinItsBytes(t *testing.T) {
 	full := traffic(t, 9, 25)
 	const limit = 8 << 10
-	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, HistoryBytes: limit, Clock: clock.NewFake(t0)})
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, HistoryBytes: limit, Clock: clocktest.NewFake(t0)})
 	require.NoError(t, sim.Publish(t.Context(), 25))
 	kept := sim.Sent()
 	require.NotEmpty(t, kept)
@@ -271,7 +271,7 @@ func TestSimulatorHistoryKeepsTheNewestWithinItsBytes(t *testing.T) {
 }
 
 func TestSimulatorHistoryForgetsWhatIsOlderThanItsAge(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 9, HistoryAge: time.Minute, Clock: fc})
 	require.NoError(t, sim.Publish(t.Context(), 10))
 	fc.Advance(time.Minute)
@@ -290,7 +290,7 @@ func TestSimulatorHistoryForgetsWhatIsOlderThanItsAge(t *testing.T) {
 // A recovery that reaches back past what the history holds is refused, as the feed's
 // API refuses a request it cannot serve; one within it replays everything since after.
 func TestRecoveryBeyondTheHistoryIsRefused(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	pub := newChanPublisher()
 	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 4, Producers: []feed.Producer{lo}, HistoryBytes: 16 << 10, Clock: fc})
@@ -338,7 +338,7 @@ func TestRecoveryBeyondTheHistoryIsRefused(t *testing.T) {
 }
 
 func TestSimulatorTimestampsNeverGoBackNorAheadOfTheClock(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 3, Clock: fc})
 	// First with the clock standing still, then moving by less and more than a
 	// millisecond, then with a delay that grows and shrinks (the delayed clock goes back).
@@ -365,7 +365,7 @@ func TestSimulatorTimestampsNeverGoBackNorAheadOfTheClock(t *testing.T) {
 }
 
 func TestSimulatorSetDelay(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: 5, Rate: feedtest.Unlimited, Seed: 4, Clock: fc})
 	require.NoError(t, sim.Publish(t.Context(), 20))
 	fc.Advance(10 * time.Second) // well past the delay: no match has a timestamp in the way
@@ -388,7 +388,7 @@ func TestSimulatorSetDelay(t *testing.T) {
 
 func TestSimulatorReplacesMatchesThatEnd(t *testing.T) {
 	const matches = 3
-	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: matches, Rate: feedtest.Unlimited, Seed: 8, Clock: clock.NewFake(t0)})
+	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Matches: matches, Rate: feedtest.Unlimited, Seed: 8, Clock: clocktest.NewFake(t0)})
 	// A script is at most 203 messages long, so 2,000 messages over 3 matches end many.
 	require.NoError(t, sim.Publish(t.Context(), 2000))
 
@@ -411,7 +411,7 @@ func TestSimulatorReplacesMatchesThatEnd(t *testing.T) {
 // TestSimulatorPacesToItsRate publishes on a fake clock that moves only when the
 // simulator waits on it, so the fake time that passes is the time pacing required.
 func TestSimulatorPacesToItsRate(t *testing.T) {
-	fc := clock.NewFake(t0)
+	fc := clocktest.NewFake(t0)
 	// Rate 100 gives a burst of 2: 198 of the 200 messages wait 10 ms each.
 	sim := newSimulator(t, discard{}, feedtest.SimulatorConfig{Rate: 100, Clock: fc})
 	const n = 200
@@ -449,7 +449,7 @@ func TestSimulatorPacesToItsRate(t *testing.T) {
 // recoveryFixture is a simulator publishing into a broker, its recovery API, and a
 // receiver subscribed as the session of node 7 would be.
 type recoveryFixture struct {
-	fc  *clock.Fake
+	fc  *clocktest.Fake
 	b   *feedtest.Broker
 	sim *feedtest.Simulator
 	srv *httptest.Server
@@ -458,7 +458,7 @@ type recoveryFixture struct {
 
 func newRecoveryFixture(t *testing.T) *recoveryFixture {
 	t.Helper()
-	f := &recoveryFixture{fc: clock.NewFake(t0)}
+	f := &recoveryFixture{fc: clocktest.NewFake(t0)}
 	f.b = newTestBroker(t, feedtest.BrokerOptions{Clock: f.fc})
 	f.sim = newSimulator(t, f.b, feedtest.SimulatorConfig{Matches: 10, Rate: feedtest.Unlimited, Seed: 5, Clock: f.fc})
 	f.srv = httptest.NewServer(f.sim.RecoveryHandler())

@@ -10,9 +10,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // Defaults for the zero fields of Config.
@@ -94,7 +94,7 @@ type Config struct {
 	// Logger logs the same errors and the connection's life; nil is silent.
 	Logger *slog.Logger
 
-	// Clock paces reconnection attempts; nil is the wall clock. (For tests within feedkit.)
+	// Clock paces reconnection attempts; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 }
 

@@ -20,9 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 const (
@@ -177,7 +178,7 @@ func TestResolveKeepsExplicitValues(t *testing.T) {
 func TestResolveKeepsLoggerOnErrorAndClock(t *testing.T) {
 	var reported error
 	logger := slog.New(slog.DiscardHandler)
-	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	s := mustResolve(t, Config{URL: plainURL, OnError: func(err error) { reported = err }, Logger: logger, Clock: clk})
 	require.NotNil(t, s.OnError)
 	s.OnError(io.EOF)

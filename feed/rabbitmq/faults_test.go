@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/faultproxy"
 )
 
@@ -42,7 +42,7 @@ func TestBrokerDownAtStart(t *testing.T) {
 	b := newBroker(t)
 	proxy, cfg := b.proxied(t)
 	require.NoError(t, proxy.Refuse())
-	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	cfg.Clock = clk
 	// Every wait within (delay/2, delay]: advancing by delay fires exactly the one pending
 	// (the next is scheduled past it, whenever the transport gets to it).

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -94,7 +94,7 @@ func TestSimulatorThroughRabbitMQ(t *testing.T) {
 // batch is published, and checks exactly that batch is lost.
 func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	b := newBroker(t)
-	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	cfg := b.config(t)
 	cfg.Clock = clk
 	global := newConnEvents()

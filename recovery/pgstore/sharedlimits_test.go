@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -23,7 +23,7 @@ import (
 // other 10 are refused and sent when the window allows, 10 minutes later, not before.
 func TestTwoNodesSharingALedgerNeverExceedALimit(t *testing.T) {
 	pool := pgtest.Pool(t)
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	calls := make(chan string, 64)
 	refused := make(chan error, 64)
 	var producers [2][]feed.Producer

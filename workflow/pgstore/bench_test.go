@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/workflow"
 )
@@ -71,7 +71,7 @@ func BenchmarkRecoveryScan(b *testing.B) {
 
 func benchmarkRecoveryScan(b *testing.B, s workflow.Store) {
 	ctx := b.Context()
-	clk := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	e, err := workflow.New(workflow.Config{Store: s, Clock: clk, ScanBatch: 500,
 		Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: 24 * time.Hour}},
 		OnError:   func(err error) { b.Error(err) }})

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -35,7 +35,7 @@ const crashProcesses = 11
 func testJobCrash(t *testing.T, newStore func(*testing.T) workflow.Store) {
 	s := newStore(t)
 	ctx := t.Context()
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	newEngine := func(s workflow.Store) *workflow.Engine {
 		t.Helper()
 		e, err := workflow.New(workflow.Config{Store: s, Clock: clk, ScanBatch: 4})

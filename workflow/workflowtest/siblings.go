@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -29,7 +29,7 @@ const siblingEngines = 3
 func testSiblingReleases(t *testing.T, newStore func(*testing.T) workflow.Store, n int, inLockstep bool) {
 	base := newStore(t)
 	ctx := t.Context()
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	var (
 		errMu sync.Mutex
 		errs  []error

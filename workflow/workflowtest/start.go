@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -23,13 +23,13 @@ const (
 type startRig struct {
 	t     *testing.T
 	store workflow.Store
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	mu    sync.Mutex
 	errs  []error // what the engines reported
 }
 
 func newStartRig(t *testing.T, newStore func(*testing.T) workflow.Store) *startRig {
-	return &startRig{t: t, store: newStore(t), clk: clock.NewFake(t0)}
+	return &startRig{t: t, store: newStore(t), clk: clocktest.NewFake(t0)}
 }
 
 // engine returns a new engine on s (the rig's store, or a wrapper of it), as a starter

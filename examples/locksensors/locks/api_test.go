@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // apiEpoch is where the fake clock of every API test starts.
@@ -29,7 +29,7 @@ var apiEpoch = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 // apiFixture is a MemoryStore on a fake clock behind NewHandler.
 type apiFixture struct {
 	t     *testing.T
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	store *locks.MemoryStore
 	h     http.Handler
 	// replays counts the calls of OnReplay. ServeHTTP runs on the test's goroutine, so
@@ -39,7 +39,7 @@ type apiFixture struct {
 
 func newAPIFixture(t *testing.T) *apiFixture {
 	t.Helper()
-	f := &apiFixture{t: t, clk: clock.NewFake(apiEpoch), store: locks.NewMemoryStore(0)}
+	f := &apiFixture{t: t, clk: clocktest.NewFake(apiEpoch), store: locks.NewMemoryStore(0)}
 	f.h = locks.NewHandler(f.store, locks.HandlerOptions{
 		Logger:   slog.New(slog.NewTextHandler(t.Output(), nil)),
 		Clock:    f.clk,
@@ -676,7 +676,7 @@ func TestAPIReplaysADeadNotification(t *testing.T) {
 
 func TestAPIReplayWithoutOnReplay(t *testing.T) {
 	s := locks.NewMemoryStore(0)
-	f := &apiFixture{t: t, clk: clock.NewFake(apiEpoch), store: s}
+	f := &apiFixture{t: t, clk: clocktest.NewFake(apiEpoch), store: s}
 	f.sensor("s1")
 	f.link("s1", f.client("alpha"))
 	f.notify("s1", apiEpoch)

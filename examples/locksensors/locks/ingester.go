@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedkit/feedkit/internal/clock"
+	"github.com/feedkit/feedkit/clock"
 )
 
 // IngesterConfig configures an Ingester.

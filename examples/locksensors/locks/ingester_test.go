@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 func newIngester(t *testing.T, s locks.Store, clk clock.Clock) *locks.Ingester {
@@ -23,7 +24,7 @@ func newIngester(t *testing.T, s locks.Store, clk clock.Clock) *locks.Ingester {
 func TestIngesterNotifiesChangesOnly(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"xa7v9Dfadr7H"}, "http://a.example/hook", "http://b.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	in := newIngester(t, s, clk)
 	ctx := t.Context()
 
@@ -58,7 +59,7 @@ func TestIngesterNotifiesChangesOnly(t *testing.T) {
 func TestIngesterRefusesBadReadingsAndGoesOn(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"0xA"}, "http://a.example/hook")
-	in := newIngester(t, s, clock.NewFake(t0))
+	in := newIngester(t, s, clocktest.NewFake(t0))
 	bad := map[string]string{
 		`{"sensor_id":"0xA","data":1`:                           "body: not a JSON object",
 		`{"sensor_id":"NoSuchSensor","data":1,"ts":1764000000}`: `sensor_id: "NoSuchSensor" is not a registered sensor`,
@@ -98,7 +99,7 @@ func TestIngesterRefusesBadReadingsAndGoesOn(t *testing.T) {
 func TestIngesterStaleReadingChangesNothing(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"TestSensor"}, "http://a.example/hook")
-	in := newIngester(t, s, clock.NewFake(t0))
+	in := newIngester(t, s, clocktest.NewFake(t0))
 	ctx := t.Context()
 	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("TestSensor", 1, t0))))
 	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("TestSensor", 0, t0.Add(-time.Second)))))
@@ -112,7 +113,7 @@ func TestIngesterStaleReadingChangesNothing(t *testing.T) {
 func TestIngesterRedeliveryNotifiesOnce(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"a1", "a2"}, "http://a.example/hook")
-	in := newIngester(t, s, clock.NewFake(t0))
+	in := newIngester(t, s, clocktest.NewFake(t0))
 	batch := msgs(t0, reading("a1", 1, t0), reading("a2", 0, t0), reading("a1", 0, t0.Add(time.Second)))
 	require.NoError(t, in.HandleBatch(t.Context(), batch))
 	require.NoError(t, in.HandleBatch(t.Context(), batch), "the broker redelivers the batch")
@@ -124,7 +125,7 @@ func TestIngesterRedeliveryNotifiesOnce(t *testing.T) {
 func TestIngesterRestoresLostSensor(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"s1"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	in := newIngester(t, s, clk)
 	ctx := t.Context()
 	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
@@ -147,7 +148,7 @@ func TestIngesterRestoresLostSensor(t *testing.T) {
 func TestIngestersRacingNotifyAChangeOnce(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"race"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		in := newIngester(t, s, clk)
@@ -183,7 +184,7 @@ func TestNewIngesterNeedsAStore(t *testing.T) {
 func TestIngesterSameTSLaterReadingWins(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"s1"}, "http://a.example/hook")
-	in := newIngester(t, s, clock.NewFake(t0))
+	in := newIngester(t, s, clocktest.NewFake(t0))
 	ctx := t.Context()
 	// A door opened and closed within one second, ts in whole seconds.
 	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
@@ -201,7 +202,7 @@ func TestIngesterSameTSLaterReadingWins(t *testing.T) {
 func TestIngesterDatesAndNumbersTheEvents(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"s1"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	in := newIngester(t, s, clk)
 	ctx := t.Context()
 	ts := t0.Add(-time.Second + 123456*time.Microsecond)

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/heartbeat"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // DefaultSilence is how long a sensor may stay silent before it is lost: sensors send

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // livenessRig runs a Liveness and an Ingester feeding it, on one store and fake clock.
 type livenessRig struct {
 	store   locks.Store
-	clk     *clock.Fake
+	clk     *clocktest.Fake
 	live    *locks.Liveness
 	in      *locks.Ingester
 	checked chan check
@@ -27,7 +27,7 @@ type check struct {
 	lost bool
 }
 
-func newLivenessRig(t *testing.T, store locks.Store, clk *clock.Fake) *livenessRig {
+func newLivenessRig(t *testing.T, store locks.Store, clk *clocktest.Fake) *livenessRig {
 	r := &livenessRig{store: store, clk: clk, checked: make(chan check, 100)}
 	var err error
 	r.live, err = locks.NewLiveness(locks.LivenessConfig{Store: store, Clock: clk, Silence: time.Hour,
@@ -75,7 +75,7 @@ func (r *livenessRig) next(t *testing.T) check {
 func TestLivenessLostAndRestored(t *testing.T) {
 	store := locks.NewMemoryStore(0)
 	registry(t, store, []string{"s1", "s2"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	rig := newLivenessRig(t, store, clk)
 	ctx := t.Context()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0), reading("s2", 0, t0))))
@@ -107,7 +107,7 @@ func TestLivenessLostAndRestored(t *testing.T) {
 func TestLivenessChecksTheStoreBeforeALoss(t *testing.T) {
 	store := locks.NewMemoryStore(0)
 	registry(t, store, []string{"s1"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	rig := newLivenessRig(t, store, clk)
 	ctx := t.Context()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
@@ -132,7 +132,7 @@ func TestLivenessChecksTheStoreBeforeALoss(t *testing.T) {
 func TestLivenessResumesFromTheStore(t *testing.T) {
 	store := locks.NewMemoryStore(0)
 	registry(t, store, []string{"quiet", "gone", "fine"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	rig := newLivenessRig(t, store, clk)
 	ctx := t.Context()
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("quiet", 1, t0), reading("gone", 1, t0))))
@@ -154,7 +154,7 @@ func TestLivenessResumesFromTheStore(t *testing.T) {
 func TestLivenessForgetsDeletedSensors(t *testing.T) {
 	store := locks.NewMemoryStore(0)
 	registry(t, store, []string{"s1"}, "http://a.example/hook")
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	rig := newLivenessRig(t, store, clk)
 	require.NoError(t, rig.in.HandleBatch(t.Context(), msgs(t0, reading("s1", 1, t0))))
 	require.NoError(t, store.DeleteSensor(t.Context(), "s1"))

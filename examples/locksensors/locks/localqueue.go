@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/queue"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // lqAwait waits for ch to deliver or be closed, failing the test after ten seconds.
@@ -119,7 +119,7 @@ func TestLocalQueueRefusesBadConfig(t *testing.T) {
 }
 
 func TestLocalQueueKeepsOrderWithOneConsumerAndStampsAtPublish(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	q, err := locks.NewLocalQueue(locks.LocalQueueConfig{Consumers: 1, BatchSize: 7, Clock: clk})
 	require.NoError(t, err)
 	bodies := lqBodies(0, 200)
@@ -215,7 +215,7 @@ func TestLocalQueuePublishWaitsWhileFull(t *testing.T) {
 }
 
 func TestLocalQueueHandsARefusedBatchAgainAfterTheBackoff(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	policy := backoff.Policy{Initial: time.Second, Max: 8 * time.Second}
 	q, err := locks.NewLocalQueue(locks.LocalQueueConfig{Consumers: 1, Retry: policy, Clock: clk})
 	require.NoError(t, err)

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // cancelOnClaim cancels the notifier's context right after a Claim that took
@@ -33,7 +33,7 @@ func TestShutdownDoesNotKillTheLastAttempt(t *testing.T) {
 	hook := newWebhook(t, 0) // accepts everything
 	store := watchFinish(locks.NewMemoryStore(0))
 	registry(t, store, []string{"s1"}, hook.URL)
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	n, err := locks.NewNotifier(locks.NotifierConfig{Store: cancelOnClaim{store, cancel}, Clock: clk,
@@ -60,7 +60,7 @@ func TestReplayIsDueAtOnce(t *testing.T) {
 	store := watchFinish(locks.NewMemoryStore(0))
 	hook := newWebhook(t, 1)
 	registry(t, store, []string{"s1"}, hook.URL)
-	clk := clock.NewFake(start)
+	clk := clocktest.NewFake(start)
 	n, err := locks.NewNotifier(locks.NotifierConfig{Store: store, Clock: clk, MaxAttempts: 1,
 		Schedule: locks.Logarithmic{Unit: time.Minute}, PollInterval: 24 * time.Hour})
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestRetryDueSoonIsNotLate(t *testing.T) {
 	store := pendingCalls{watchFinish(locks.NewMemoryStore(0)), make(chan struct{}, 100)}
 	hook := newWebhook(t, 1)
 	registry(t, store, []string{"s1"}, hook.URL)
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	n, err := locks.NewNotifier(locks.NotifierConfig{Store: store, Clock: clk, AttemptTimeout: 5 * time.Second,
 		Schedule: locks.Logarithmic{Unit: time.Minute}, PollInterval: 24 * time.Hour})
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestRetryDueSoonIsNotLate(t *testing.T) {
 func TestDeadLetterTimeAsStored(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	registry(t, s, []string{"s1"}, "http://a.example/hook")
-	in := newIngester(t, s, clock.NewFake(t0))
+	in := newIngester(t, s, clocktest.NewFake(t0))
 	at := t0.Add(1500 * time.Nanosecond).In(time.FixedZone("MSK", 3*3600))
 	require.NoError(t, in.HandleBatch(t.Context(), []locks.Message{
 		{Body: []byte(`{"sensor_id":"s1"`), Received: at},

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // webhook is a client's endpoint that fails its first failFirst requests with 503.
@@ -58,13 +58,13 @@ func (w *webhook) received() ([]locks.Body, []string, int) {
 // notifierRig runs a Notifier on a MemoryStore with a fake clock.
 type notifierRig struct {
 	store *finishes
-	clk   *clock.Fake
+	clk   *clocktest.Fake
 	n     *locks.Notifier
 	in    *locks.Ingester
 }
 
 func newNotifierRig(t *testing.T, cfg locks.NotifierConfig) *notifierRig {
-	r := &notifierRig{store: watchFinish(locks.NewMemoryStore(0)), clk: clock.NewFake(t0)}
+	r := &notifierRig{store: watchFinish(locks.NewMemoryStore(0)), clk: clocktest.NewFake(t0)}
 	cfg.Store, cfg.Clock = r.store, r.clk
 	if cfg.Schedule == nil {
 		cfg.Schedule = locks.Logarithmic{Unit: time.Minute}
@@ -222,7 +222,7 @@ func TestNotifierWithMoreWorkersThanAPageClaimsAPage(t *testing.T) {
 
 func TestNotifiersShareAStoreWithoutDuplicates(t *testing.T) {
 	store := watchFinish(locks.NewMemoryStore(0))
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	var sent sync.Map
 	var dup atomic.Int32
 	var done atomic.Int32

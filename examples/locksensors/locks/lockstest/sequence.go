@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 var sequenceTests = []subtest{
@@ -271,7 +271,7 @@ func testConcurrentIngest(e *env) {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, concurrencyTimeout)
 	defer cancel()
-	clk := clock.NewFake(base)
+	clk := clocktest.NewFake(base)
 	var tick atomic.Int64 // the sensors' clock, one microsecond a reading
 
 	ingesters := make([]*locks.Ingester, consumers)

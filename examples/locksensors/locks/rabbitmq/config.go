@@ -7,9 +7,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/amqpconn"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 )
 
 // Defaults for the zero fields of Config.

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
 	"github.com/feedkit/feedkit/internal/backoff"
-	"github.com/feedkit/feedkit/internal/clock"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -110,7 +110,7 @@ func TestNothingIsAcknowledgedBeforeTheHandlerSucceeds(t *testing.T) {
 	msgs := bodies(0, 5)
 	publish(t, u, "", msgs)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	rec := newRecorder(len(msgs))
 	var (
 		mu       sync.Mutex

@@ -1,9 +1,12 @@
-package clock
+package clocktest
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/feedkit/feedkit/clock"
 )
 
 // Fake is a Clock that moves only when told to. Timers and tickers fire, in time order,
@@ -38,23 +41,23 @@ func (f *Fake) Now() time.Time {
 func (f *Fake) Since(t time.Time) time.Duration { return f.Now().Sub(t) }
 
 // NewTimer creates a timer that fires when the clock reaches now+d.
-func (f *Fake) NewTimer(d time.Duration) Timer {
+func (f *Fake) NewTimer(d time.Duration) clock.Timer {
 	w := &fakeWaiter{clock: f, ch: make(chan time.Time, 1)}
 	f.schedule(w, d)
 	return w
 }
 
 // AfterFunc calls fn in its own goroutine when the clock reaches now+d.
-func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+func (f *Fake) AfterFunc(d time.Duration, fn func()) clock.Timer {
 	w := &fakeWaiter{clock: f, fn: fn}
 	f.schedule(w, d)
 	return w
 }
 
 // NewTicker creates a ticker that fires every d of fake time.
-func (f *Fake) NewTicker(d time.Duration) Ticker {
+func (f *Fake) NewTicker(d time.Duration) clock.Ticker {
 	if d <= 0 {
-		panic("clock: non-positive interval for NewTicker")
+		panic("clocktest: non-positive interval for NewTicker")
 	}
 	w := &fakeWaiter{clock: f, ch: make(chan time.Time, 1), period: d}
 	f.schedule(w, d)
@@ -112,6 +115,26 @@ func (f *Fake) BlockUntil(n int) {
 	for len(f.waiters) < n {
 		f.cond.Wait()
 	}
+}
+
+// BlockUntilContext is BlockUntil bounded by ctx: it returns ctx.Err() if ctx ends first,
+// so that a test whose goroutine never starts to wait fails instead of hanging.
+func (f *Fake) BlockUntilContext(ctx context.Context, n int) error {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.cond.Broadcast()
+	})
+	defer stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.waiters) < n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f.cond.Wait()
+	}
+	return nil
 }
 
 func (f *Fake) schedule(w *fakeWaiter, d time.Duration) {
@@ -184,7 +207,7 @@ func (w *fakeWaiter) Reset(d time.Duration) bool {
 	wasPending := f.removeLocked(w)
 	if w.period > 0 {
 		if d <= 0 {
-			panic("clock: non-positive interval for Ticker.Reset")
+			panic("clocktest: non-positive interval for Ticker.Reset")
 		}
 		w.period = d
 	}

@@ -1,8 +1,23 @@
-// Package clock lets components read time and wait on it through an interface, so that
-// timeouts, heartbeats and throttles are tested by advancing a fake clock instead of
-// sleeping.
+// Package clock is the time the kit's components read and wait on. Every Config.Clock in
+// the kit (recovery, heartbeat, workflow, carousel, the RabbitMQ transport, the feed
+// simulator and broker) takes a Clock; nil means the wall clock (Real). A test, the kit's
+// own or yours, passes a fake from package clocktest and moves time by exactly what a
+// rule is about (a heartbeat limit, a recovery window, a carousel throttle) instead of
+// sleeping through it.
 //
-// Production code takes a Clock (Real() when nil); tests pass a *Fake and call Advance.
+// Go's testing/synctest is the other way to control time, and it works with the kit too:
+// leave Config.Clock nil and run the test in a bubble, where time stands still until every
+// goroutine of the bubble is blocked, then jumps to the next timer. It suits a test that
+// runs components entirely in memory. The fake clock is kept because the kit's own tests,
+// and many of a user's, run components beside real RabbitMQ and PostgreSQL connections,
+// whose goroutines a bubble cannot hold, and because a test often needs to stop time at an
+// exact instant while other goroutines go on working (a limit and 1ns, a check that has
+// not yet run). Components that act on goroutines of their own offer a way to wait until
+// they have acted on what they were given (recovery.Manager.Flush, for one), so that a
+// test advances the fake clock only once they are idle.
+//
+// Timer and Ticker mirror time.Timer and time.Ticker as interfaces, so that a fake can
+// stand in for them.
 package clock
 
 import "time"

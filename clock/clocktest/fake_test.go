@@ -1,6 +1,7 @@
-package clock
+package clocktest
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -106,9 +107,16 @@ func TestFakeSetNeverMovesBackwards(t *testing.T) {
 	assert.Equal(t, time.Duration(0), f.Since(t0))
 }
 
-func TestOrReal(t *testing.T) {
+func TestFakeBlockUntilContextEndsWithItsContext(t *testing.T) {
 	f := NewFake(t0)
-	assert.Same(t, f, OrReal(f))
-	assert.IsType(t, realClock{}, OrReal(nil))
-	assert.WithinDuration(t, time.Now(), Real().Now(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.BlockUntilContext(ctx, 1) }()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+
+	go func() { done <- f.BlockUntilContext(t.Context(), 1) }()
+	timer := f.NewTimer(time.Second)
+	require.NoError(t, <-done, "a timer is pending")
+	timer.Stop()
 }
