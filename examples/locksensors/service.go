@@ -16,7 +16,6 @@ import (
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/pgstore"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // serviceConfig is what a service is made of; the zero value is an in-memory service
@@ -244,7 +243,7 @@ func (s *service) stats() serviceStats {
 func retrySchedule(name string, unit time.Duration) (locks.Schedule, error) {
 	switch name {
 	case "exp", "exponential":
-		return locks.Exponential{Policy: backoff.Policy{Initial: unit, Max: 10 * time.Minute, Multiplier: 2, Jitter: 0.5}}, nil
+		return locks.Exponential{Policy: locks.Backoff{Initial: unit, Max: 10 * time.Minute, Multiplier: 2, Jitter: 0.5}}, nil
 	case "log", "logarithmic":
 		return locks.Logarithmic{Unit: unit}, nil
 	}

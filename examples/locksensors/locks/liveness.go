@@ -13,7 +13,6 @@ import (
 
 	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/heartbeat"
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // DefaultSilence is how long a sensor may stay silent before it is lost: sensors send
@@ -31,9 +30,9 @@ type LivenessConfig struct {
 	// Resync is how often the monitor is brought up to date with the Store, for the
 	// sensors other processes hear from; 0 means Silence/4.
 	Resync time.Duration
-	// Retry spaces the attempts to record a loss the Store failed; the zero Policy is
+	// Retry spaces the attempts to record a loss the Store failed; the zero Backoff is
 	// 100ms doubling to 30s with jitter.
-	Retry backoff.Policy
+	Retry Backoff
 	// Notified, if set, is called after a loss created notifications (Notifier.Wake).
 	Notified func()
 	// Checked, if set, is called once a silence the monitor found has been checked
@@ -82,8 +81,8 @@ func NewLiveness(cfg LivenessConfig) (*Liveness, error) {
 	}
 	cfg.Silence = cmp.Or(cfg.Silence, DefaultSilence)
 	cfg.Resync = cmp.Or(cfg.Resync, cfg.Silence/4)
-	if cfg.Retry == (backoff.Policy{}) {
-		cfg.Retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.5}
+	if cfg.Retry == (Backoff{}) {
+		cfg.Retry = Backoff{Initial: 100 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.5}
 	}
 	if err := cfg.Retry.Validate("LivenessConfig.Retry"); err != nil {
 		return nil, err

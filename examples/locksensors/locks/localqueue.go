@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/clock"
-	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/queue"
 )
 
@@ -26,9 +25,9 @@ type LocalQueueConfig struct {
 	Consumers int
 	// BatchSize is the most messages per HandleBatch; 0 means 250.
 	BatchSize int
-	// Retry spaces the attempts to hand a batch the handler refused; the zero Policy is
+	// Retry spaces the attempts to hand a batch the handler refused; the zero Backoff is
 	// 100ms doubling to 10s with jitter.
-	Retry backoff.Policy
+	Retry Backoff
 	// Clock stamps Message.Received and times the retries; nil is the wall clock.
 	Clock clock.Clock
 	// Logger logs the handler's errors; nil discards.
@@ -64,8 +63,8 @@ func NewLocalQueue(cfg LocalQueueConfig) (*LocalQueue, error) {
 	cfg.Capacity = cmp.Or(cfg.Capacity, 10_000)
 	cfg.Consumers = cmp.Or(cfg.Consumers, 2)
 	cfg.BatchSize = cmp.Or(cfg.BatchSize, 250)
-	if cfg.Retry == (backoff.Policy{}) {
-		cfg.Retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
+	if cfg.Retry == (Backoff{}) {
+		cfg.Retry = Backoff{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
 	}
 	if err := cfg.Retry.Validate("LocalQueueConfig.Retry."); err != nil {
 		return nil, err

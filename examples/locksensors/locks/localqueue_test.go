@@ -14,7 +14,6 @@ import (
 
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // lqAwait waits for ch to deliver or be closed, failing the test after ten seconds.
@@ -109,7 +108,7 @@ func TestLocalQueueRefusesBadConfig(t *testing.T) {
 			assert.Equal(t, field, fe.Field)
 		}
 	}
-	_, err := locks.NewLocalQueue(locks.LocalQueueConfig{Retry: backoff.Policy{Initial: time.Second, Max: time.Millisecond}})
+	_, err := locks.NewLocalQueue(locks.LocalQueueConfig{Retry: locks.Backoff{Initial: time.Second, Max: time.Millisecond}})
 	if assert.Error(t, err) {
 		assert.True(t, strings.HasPrefix(err.Error(), "LocalQueueConfig.Retry.Max "), "%q names the field", err)
 	}
@@ -216,7 +215,7 @@ func TestLocalQueuePublishWaitsWhileFull(t *testing.T) {
 
 func TestLocalQueueHandsARefusedBatchAgainAfterTheBackoff(t *testing.T) {
 	clk := clocktest.NewFake(t0)
-	policy := backoff.Policy{Initial: time.Second, Max: 8 * time.Second}
+	policy := locks.Backoff{Initial: time.Second, Max: 8 * time.Second}
 	q, err := locks.NewLocalQueue(locks.LocalQueueConfig{Consumers: 1, Retry: policy, Clock: clk})
 	require.NoError(t, err)
 	lqPublish(t, q, lqBodies(0, 3))

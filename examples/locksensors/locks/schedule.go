@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // Schedule spaces the attempts of a notification.
@@ -48,7 +46,7 @@ func (l Logarithmic) Validate() error {
 // drawn at random from the Policy.Jitter fraction below it, so that the notifications a
 // receiver's outage failed together do not all come back at the same instant.
 type Exponential struct {
-	Policy backoff.Policy
+	Policy Backoff
 }
 
 // After implements Schedule.
@@ -60,4 +58,4 @@ func (e Exponential) Validate() error { return e.Policy.Validate("Exponential.Po
 // DefaultSchedule is the notifier's schedule when none is given: 1s, 2s, 4s, … capped
 // at 10 minutes, with half of each delay drawn at random; ten attempts span about 8
 // minutes.
-var DefaultSchedule = Exponential{Policy: backoff.Policy{Initial: time.Second, Max: 10 * time.Minute, Multiplier: 2, Jitter: 0.5}}
+var DefaultSchedule = Exponential{Policy: Backoff{Initial: time.Second, Max: 10 * time.Minute, Multiplier: 2, Jitter: 0.5}}

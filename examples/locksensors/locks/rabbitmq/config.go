@@ -8,8 +8,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/internal/amqpconn"
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // Defaults for the zero fields of Config.
@@ -29,7 +29,7 @@ const (
 
 // DefaultReconnect is the backoff between connection attempts, and between attempts
 // to hand a batch the handler refused.
-var DefaultReconnect = backoff.Policy{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
+var DefaultReconnect = locks.Backoff{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
 
 // maxPrefetch is the largest prefetch count basic.qos can carry (a short).
 const maxPrefetch = 65535
@@ -54,8 +54,8 @@ type Config struct {
 	// hold more unacknowledged readings than the broker lets it have.
 	BatchSize int
 	// Reconnect is the backoff between connection attempts and between attempts to
-	// hand a refused batch again; the zero Policy means DefaultReconnect.
-	Reconnect backoff.Policy
+	// hand a refused batch again; the zero Backoff means DefaultReconnect.
+	Reconnect locks.Backoff
 	// ConnectionName is the AMQP connection_name property, which the broker's
 	// management tools show; "" means DefaultConnectionName.
 	ConnectionName string
@@ -92,7 +92,7 @@ func resolve(cfg Config) (*settings, error) {
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = min(DefaultBatchSize, cfg.Prefetch)
 	}
-	if cfg.Reconnect == (backoff.Policy{}) {
+	if cfg.Reconnect == (locks.Backoff{}) {
 		cfg.Reconnect = DefaultReconnect
 	}
 	if cfg.ConnectionName == "" {

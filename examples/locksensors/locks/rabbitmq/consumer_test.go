@@ -17,7 +17,6 @@ import (
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
-	"github.com/feedkit/feedkit/internal/backoff"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -32,8 +31,8 @@ func TestNewConsumerRefusesABadConfigNamingTheField(t *testing.T) {
 		"rabbitmq.Config.Prefetch ":         {URL: u, Prefetch: 70000},
 		"rabbitmq.Config.BatchSize ":        {URL: u, BatchSize: -1},
 		"rabbitmq.Config.BatchSize 501 ":    {URL: u, BatchSize: 501},
-		"rabbitmq.Config.Reconnect.Max ":    {URL: u, Reconnect: backoff.Policy{Initial: time.Second, Max: time.Millisecond}},
-		"rabbitmq.Config.Reconnect.Jitter ": {URL: u, Reconnect: backoff.Policy{Initial: time.Second, Max: time.Second, Jitter: 2}},
+		"rabbitmq.Config.Reconnect.Max ":    {URL: u, Reconnect: locks.Backoff{Initial: time.Second, Max: time.Millisecond}},
+		"rabbitmq.Config.Reconnect.Jitter ": {URL: u, Reconnect: locks.Backoff{Initial: time.Second, Max: time.Second, Jitter: 2}},
 	}
 	for prefix, cfg := range cases {
 		_, err := rabbitmq.NewConsumer(cfg, h)
@@ -131,7 +130,7 @@ func TestNothingIsAcknowledgedBeforeTheHandlerSucceeds(t *testing.T) {
 		}
 		return nil
 	}
-	policy := backoff.Policy{Initial: time.Second, Max: 4 * time.Second}
+	policy := locks.Backoff{Initial: time.Second, Max: 4 * time.Second}
 	c := start(t, rabbitmq.Config{URL: u, Consumers: 1, Prefetch: 10, BatchSize: 10, Reconnect: policy, Clock: clk}, rec)
 	for i := range 3 {
 		await(t, failed, "a failed call")

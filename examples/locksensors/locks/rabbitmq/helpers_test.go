@@ -14,7 +14,6 @@ import (
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 	"github.com/feedkit/feedkit/examples/locksensors/locks/rabbitmq"
-	"github.com/feedkit/feedkit/internal/backoff"
 )
 
 // waitTimeout bounds every wait of these tests: a broken consumer fails a test instead
@@ -22,7 +21,7 @@ import (
 const waitTimeout = 30 * time.Second
 
 // fastRetry keeps reconnections and retries quick on the wall clock.
-var fastRetry = backoff.Policy{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond}
+var fastRetry = locks.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond}
 
 // waitCtx is a context that ends after waitTimeout.
 func waitCtx(t *testing.T) context.Context {
