@@ -93,3 +93,23 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 	close(release)
 	assert.NoError(t, <-again)
 }
+
+// Flush is for a manager at work: before Open it returns an error at once, after Close
+// ErrClosed, and with its context ended ctx.Err(); none of them waits.
+func TestFlushOutsideTheManagersLife(t *testing.T) {
+	ctx := context.Background()
+	m, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
+	require.NoError(t, err)
+	err = m.Flush(ctx)
+	require.ErrorContains(t, err, "Flush before Open")
+	assert.NotErrorIs(t, err, recovery.ErrClosed)
+
+	require.NoError(t, m.Open(ctx))
+	require.NoError(t, m.Flush(ctx))
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, m.Flush(gone), context.Canceled)
+
+	require.NoError(t, m.Close(ctx))
+	assert.ErrorIs(t, m.Flush(ctx), recovery.ErrClosed)
+}

@@ -80,3 +80,44 @@ func ExampleManager() {
 	// producer 1 down=false (FirstRecoveryCompleted)
 	// producer 1 is healthy
 }
+
+// A test of a rule, as a user writes one: the manager runs on a fake clock, and Flush
+// waits until it has acted on what it was given and on the checks the clock's Advance made
+// due, so the test reads the outcome without polling or sleeping. Here the live producer
+// (a heartbeat limit of 15 s, checked every 15 s) falls silent: a silence of exactly the
+// limit keeps it up, a longer one takes it down.
+func ExampleManager_Flush() {
+	live, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	m, err := recovery.NewManager(recovery.Config{
+		Producers: []feed.Producer{live},
+		Listener:  statusPrinter{up: make(chan struct{})},
+		Disabled:  true, // no recovery API: a producer is up at its first alive
+		Clock:     clk,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := m.Open(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close(ctx)
+
+	alive, _ := feed.ParseRoutingKey("-.-.-.alive.-.-.-.-")
+	m.HandleSystem(feed.Event{RawKey: alive.String(), Key: alive,
+		Body: fmt.Appendf(nil, `<alive product="1" timestamp="%d" subscribed="1"/>`, clk.Now().UnixMilli())})
+	_ = m.Flush(ctx)
+	for range 2 {
+		clk.Advance(15 * time.Second) // a check
+		_ = m.Flush(ctx)
+		fmt.Println(clk.Now().Format(time.TimeOnly), "producer 1 is", m.Producers()[0].State)
+	}
+	// Output:
+	// producer 1 down=false (FirstRecoveryCompleted)
+	// 12:00:15 producer 1 is healthy
+	// producer 1 down=true (AliveIntervalViolation)
+	// 12:00:30 producer 1 is disconnected
+}

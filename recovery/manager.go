@@ -101,7 +101,7 @@ type input struct {
 	through        time.Time //
 	failed         *Hold     // a listener call that failed, of failedProducer (ListenerFailed)
 	failedProducer int
-	barrier        chan struct{} // closed once everything due before it is handled (tests)
+	barrier        chan struct{} // closed once everything due before it is handled (Flush)
 }
 
 // NewManager checks cfg and returns a manager; it starts nothing until Open.
@@ -144,7 +144,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// ErrClosed is returned by Open on a closed manager.
+// ErrClosed is returned by Open and Flush on a closed manager.
 var ErrClosed = errors.New("recovery: manager closed")
 
 // Open loads the producer records from the Store and starts the manager. Producers start
@@ -253,6 +253,54 @@ func (m *Manager) HandleConnectionDown(err error) { m.post(input{connDown: true,
 // order with the system messages, which is what makes a snapshot_complete read after the
 // loss unable to complete a recovery the loss cut short.
 func (h sessionHandler) HandleConnectionDown(err error) { h.m.post(input{connDown: true, err: err}) }
+
+// Flush returns once the manager has acted on everything it was given before the call:
+// the system messages and connection losses its handlers took, the processed points and
+// failed calls reported to it, and the check and retry that were due on its clock (after a
+// fake clock's Advance, the check of that moment). What it acted on has reached the
+// Listener, the Store and OnError by then. It is for tests, the kit's and its users', to
+// wait for the manager instead of polling: hand it an alive, advance the clock, Flush,
+// then look at the producer's state.
+//
+// Flush returns an error before Open and ErrClosed once the manager is closed (what was
+// given to it is then dropped), and ctx.Err() if ctx ends first. It must not be called
+// from the Listener or OnError, which run on the manager's goroutine: that goroutine
+// would wait for itself.
+func (m *Manager) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	state := m.state
+	m.mu.Unlock()
+	switch state {
+	case created:
+		return errors.New("recovery: Flush before Open")
+	case closed:
+		return ErrClosed
+	}
+	b := make(chan struct{})
+	select {
+	case m.inbox <- input{barrier: b}:
+	case <-m.closing:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-b:
+		return nil
+	case <-m.closing:
+		select {
+		case <-b:
+			return nil // acted on all of it before it closed
+		default:
+			return ErrClosed
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 func (m *Manager) post(in input) {
 	select {
