@@ -3,16 +3,13 @@ package carousel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/feedkit/feedkit/internal/atomicfile"
+	"github.com/feedkit/feedkit/internal/jsonfile"
 )
 
 // FileStore is a MetadataStore in one JSON file holding every cycle's metadata. The file
@@ -20,11 +17,15 @@ import (
 // temporary file and a rename, so that a crash leaves either the old file or the new one.
 // It is safe for concurrent use by one process; two processes must not share a file.
 //
+// A file the store cannot read whole (not JSON, of another version, holding a cycle twice,
+// with a value it cannot decode) is refused, naming the file and what is wrong, and never
+// overwritten. The file is its owner's only (mode 0600): it is this process's state.
+//
 // The file keeps, beside each cycle's metadata, the generation that saved it (in a map
 // "generations" of its own, which a file written before fencing lacks: its cycles read
 // as saved by generation 0).
 type FileStore struct {
-	path   string
+	file   jsonfile.File
 	mu     sync.Mutex
 	cycles map[string]CycleMetadata // nil until loaded
 	gens   map[string]Generation    // the generation that saved each cycle; absent is 0
@@ -32,19 +33,24 @@ type FileStore struct {
 
 // NewFileStore returns a store in the file at path. The file need not exist yet (a missing
 // file is an empty store); its directory must, by the first Save.
-func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
-
-// metadataFileVersion is the version of the file's format, checked at load so that a file
-// written in a later, different format is refused rather than misread.
-const metadataFileVersion = 1
+func NewFileStore(path string) *FileStore {
+	return &FileStore{file: jsonfile.File{Path: path, Store: "carousel: file store", Version: 1}}
+}
 
 // fileFormat is the file's content: the format's version, and the cycles sorted by id so
 // that the file diffs well and reads the same on every write. CycleMetadata reads its
 // saved config without validating it, so one cycle saved under rules that have changed
 // does not make the file unreadable.
 type fileFormat struct {
-	Version     int                   `json:"version"`
+	jsonfile.Header
 	Cycles      []json.RawMessage     `json:"cycles"`
+	Generations map[string]Generation `json:"generations,omitempty"`
+}
+
+// savedFormat is fileFormat as written: the cycles encoded in place.
+type savedFormat struct {
+	jsonfile.Header
+	Cycles      []CycleMetadata       `json:"cycles"`
 	Generations map[string]Generation `json:"generations,omitempty"`
 }
 
@@ -113,36 +119,24 @@ func (s *FileStore) loadLocked() error {
 	if s.cycles != nil {
 		return nil
 	}
-	b, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.cycles, s.gens = make(map[string]CycleMetadata), make(map[string]Generation)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("carousel: file store: %w", err)
-	}
 	var f fileFormat
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
+	if _, err := s.file.Load(&f); err != nil {
+		return err
 	}
-	if f.Version != metadataFileVersion {
-		return fmt.Errorf("carousel: file store %s: version %d, want %d", s.path, f.Version, metadataFileVersion)
-	}
-	cycles := make(map[string]CycleMetadata, len(f.Cycles))
+	list := make([]CycleMetadata, len(f.Cycles))
 	for i, raw := range f.Cycles {
-		var m CycleMetadata
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return fmt.Errorf("carousel: file store %s: cycles[%d]: %w", s.path, i, err)
+		if err := json.Unmarshal(raw, &list[i]); err != nil {
+			return s.file.Error(fmt.Errorf("cycles[%d]: %w", i, err))
 		}
-		if _, dup := cycles[m.CycleID]; dup {
-			return fmt.Errorf("carousel: file store %s: cycles[%d].cycleId %q appears twice", s.path, i, m.CycleID)
-		}
-		cycles[m.CycleID] = m
+	}
+	cycles, err := jsonfile.Index("cycles", "cycleId", list, func(m CycleMetadata) string { return m.CycleID })
+	if err != nil {
+		return s.file.Error(err)
 	}
 	gens := make(map[string]Generation, len(f.Generations))
 	for id, g := range f.Generations {
 		if _, ok := cycles[id]; !ok {
-			return fmt.Errorf("carousel: file store %s: generations[%q]: no such cycle in the file", s.path, id)
+			return s.file.Error(fmt.Errorf("generations[%q]: no such cycle in the file", id))
 		}
 		gens[id] = g
 	}
@@ -160,17 +154,5 @@ func (s *FileStore) writeLocked() error {
 			gens[id] = g
 		}
 	}
-	f := struct {
-		Version     int                   `json:"version"`
-		Cycles      []CycleMetadata       `json:"cycles"`
-		Generations map[string]Generation `json:"generations,omitempty"`
-	}{metadataFileVersion, sorted, gens}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
-	}
-	if err := atomicfile.WriteFile(s.path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("carousel: file store %s: %w", s.path, err)
-	}
-	return nil
+	return s.file.Save(&savedFormat{Cycles: sorted, Generations: gens})
 }
