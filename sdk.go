@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
@@ -113,7 +112,7 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 	var workers *concurrent.OddsFeedListener
 	var serial *trackedSerial
 	var stream *concurrent.Stream
-	h := &hooked{l: sc.Listener, processed: observeDelay(s.manager, clock.OrReal(s.cfg.Recovery.Clock)), failed: s.manager.ListenerFailed}
+	h := &hooked{l: sc.Listener, processed: s.manager.ObserveProcessed, failed: s.manager.ListenerFailed}
 	if s.cfg.Concurrent.Enabled {
 		cc := s.cfg.Concurrent
 		if cc.OnError == nil {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/recovery"
 )
 
 // hooked calls the customer's listener between hooks: enter (nil for none) runs before
@@ -72,12 +70,6 @@ func (s systemMarks) HandleConnectionDown(err error) {
 	if c, ok := s.next.(feed.ConnectionLossHandler); ok {
 		c.HandleConnectionDown(err)
 	}
-}
-
-// observeDelay tells the recovery manager how late a message was processed, for its
-// processing-delay check.
-func observeDelay(m *recovery.Manager, clk clock.Clock) func(*feed.Header) {
-	return func(h *feed.Header) { m.ObserveProcessed(h, clk.Now()) }
 }
 
 func (h *hooked) OnOddsChange(ctx context.Context, m *feed.OddsChange) error {

@@ -18,8 +18,7 @@ var quietHeartbeat = map[int]time.Duration{1: time.Hour}
 // processed tells the manager a live message of producer p stamped delay ago finished
 // processing now.
 func (r *rig) processed(p int, delay time.Duration) {
-	now := r.clk.Now()
-	r.m.ObserveProcessed(&feed.Header{Producer: p, Timestamp: now.Add(-delay)}, now)
+	r.m.ObserveProcessed(&feed.Header{Producer: p, Timestamp: r.clk.Now().Add(-delay)})
 }
 
 // A check that finds a live message processed later than MaxProcessingDelay takes the
@@ -90,7 +89,7 @@ func TestProcessingDelayObservations(t *testing.T) {
 			if c.delay >= 0 {
 				h.Timestamp = now.Add(-c.delay)
 			}
-			r.m.ObserveProcessed(&h, now)
+			r.m.ObserveProcessed(&h)
 			r.advance(check, check)
 			if c.late {
 				assert.Equal(t, "down 1 ProcessingQueueDelayViolation", r.next())

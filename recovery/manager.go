@@ -309,11 +309,11 @@ func (m *Manager) post(in input) {
 	}
 }
 
-// ObserveProcessed records that a message with header h finished processing at at, for
-// the processing-delay check. Dispatchers call it after each listener call; it is cheap
-// and safe for concurrent use. Replayed messages (a request id) are old by design and do
-// not count.
-func (m *Manager) ObserveProcessed(h *feed.Header, at time.Time) {
+// ObserveProcessed records that the listener call for the message with header h has
+// just returned, at the manager's Clock, for the processing-delay check: the SDK's
+// dispatchers report each call. It is cheap and safe for
+// concurrent use. Replayed messages (a request id) are old by design and do not count.
+func (m *Manager) ObserveProcessed(h *feed.Header) {
 	if h.RequestID != 0 || h.Timestamp.IsZero() {
 		return
 	}
@@ -321,7 +321,7 @@ func (m *Manager) ObserveProcessed(h *feed.Header, at time.Time) {
 	if !ok {
 		return
 	}
-	d := int64(at.Sub(h.Timestamp))
+	d := int64(m.s.Clock.Now().Sub(h.Timestamp))
 	for {
 		old := p.maxDelay.Load()
 		if d <= old || p.maxDelay.CompareAndSwap(old, d) {

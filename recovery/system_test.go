@@ -85,7 +85,7 @@ func TestUnknownProducersAreCountedAndIgnored(t *testing.T) {
 	r.clk.Advance(time.Second)
 	r.alive(2, false) // 2 is no producer at all; 6 is one, but not of this manager
 	r.alive(6, true)
-	r.m.ObserveProcessed(&feed.Header{Producer: 99, Timestamp: r.clk.Now().Add(-time.Hour)}, r.clk.Now())
+	r.m.ObserveProcessed(&feed.Header{Producer: 99, Timestamp: r.clk.Now().Add(-time.Hour)})
 	r.advance(check, check)
 	r.quiet()
 	r.api.none(t)
