@@ -53,3 +53,30 @@ func (m *Monitor[K]) untilNextTick(now time.Time) time.Duration {
 	ns := m.sinceEpoch(now)
 	return time.Duration((floorDiv(ns, m.cfg.tick)+1)*m.cfg.tick - ns)
 }
+
+// Flush does at once what Run does at the tick boundaries up to the clock's time now: it
+// calls Advance(now). It then waits until no callback is owed or being delivered, on any
+// goroutine, and returns nil; or ctx.Err() if ctx ends first.
+//
+// It is for tests on a fake clock (package clocktest): after moving the clock, a test
+// calls Flush and then sees every key found lost by then and every OnLost and OnRestored
+// returned, whether or not the goroutine of Run has woken yet, and whoever delivers them.
+// It needs no Run, and a Run beside it finds nothing more at those boundaries.
+func (m *Monitor[K]) Flush(ctx context.Context) error {
+	m.Advance(m.cfg.clock.Now())
+	return m.delivered.Wait(ctx, m.idle)
+}
+
+// idle reports whether no shard owes a callback or is delivering one.
+func (m *Monitor[K]) idle() bool {
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		busy := s.delivering || len(s.pending) > 0
+		s.mu.Unlock()
+		if busy {
+			return false
+		}
+	}
+	return true
+}

@@ -68,6 +68,10 @@
 // A lost key is kept (Get says Lost) until it beats again or is forgotten: a key that
 // never comes back costs its memory until Forget. Tables do not shrink.
 //
+// A test moves time with a fake clock (Config.Clock, package clock/clocktest) and calls
+// Flush, which finds the keys due by the clock's time as Run would and returns once every
+// callback owed has returned: it never waits for Run's goroutine to wake, nor sleeps.
+//
 // # Callbacks
 //
 // OnLost and OnRestored are never called with a lock held, so they may call the monitor

@@ -1,6 +1,7 @@
 package heartbeat_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -46,4 +47,41 @@ func Example() {
 	// found lost: 1
 	// door-2 restored after 45s of silence
 	// door-2 lost: false, keys: 2
+}
+
+// A test of a rule from outside the package, with Run on its own goroutine as in
+// production: the fake clock moves exactly to the limit, and Flush returns once the
+// monitor has acted on it (the keys due found lost, their OnLost returned), without a
+// sleep or a poll. A silence of exactly the timeout is a loss.
+func ExampleMonitor_Flush() {
+	fake := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	m, err := heartbeat.New(heartbeat.Config[string]{
+		Timeout: 30 * time.Second,
+		Clock:   fake,
+		OnLost: func(id string, lastSeen time.Time) {
+			fmt.Printf("%s lost, last seen %s\n", id, lastSeen.Format(time.TimeOnly))
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = m.Run(ctx) }()
+
+	m.Beat("door-1")
+	fake.Advance(30*time.Second - time.Nanosecond)
+	if err := m.Flush(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("at 29.999999999s, lost:", m.Stats().Lost)
+	fake.Advance(time.Nanosecond)
+	if err := m.Flush(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("at 30s, lost:", m.Stats().Lost)
+	// Output:
+	// at 29.999999999s, lost: 0
+	// door-1 lost, last seen 12:00:00
+	// at 30s, lost: 1
 }

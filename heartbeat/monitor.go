@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
 // ErrUnknownKey is returned by SetTimeout for a key the monitor does not track.
@@ -23,6 +25,10 @@ type Monitor[K comparable] struct {
 	seed   maphash.Seed
 	shift  uint // 64 - log2(shards): a key's shard is the top bits of its hash
 	shards []shard[K]
+
+	// delivered is notified each time a goroutine stops delivering a shard's callbacks,
+	// for Flush.
+	delivered broadcast.Signal
 }
 
 // State is what a Monitor knows of one key.

@@ -65,6 +65,7 @@ func (m *Monitor[K]) unlockAndDeliver(s *shard[K]) {
 	}
 	s.delivering = false
 	s.mu.Unlock()
+	m.delivered.Notify() // for a Flush waiting on this shard
 }
 
 // deliver calls the callbacks of a batch. If one panics, the rest of the batch goes back
@@ -79,6 +80,7 @@ func (m *Monitor[K]) deliver(s *shard[K], batch [][]event[K]) {
 			s.pending = append(rest, s.pending...)
 			s.delivering = false
 			s.mu.Unlock()
+			m.delivered.Notify()
 		}
 	}()
 	for ; c < len(batch); c++ {
