@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 // where accumulates the conditions of a query and their arguments.
@@ -48,8 +49,8 @@ func (s *Source) filter(w *where, q carousel.Query) (modified string) {
 	}
 	// Both bounds always, even a zero one, as Query.Contains does: a zero End is a
 	// window that ends before year 1, i.e. nothing.
-	w.add(modified + ` >= ` + w.arg(ceilMicro(q.Start)))
-	w.add(modified + ` < ` + w.arg(ceilMicro(q.End)))
+	w.add(modified + ` >= ` + w.arg(pgschema.CeilMicro(q.Start)))
+	w.add(modified + ` < ` + w.arg(pgschema.CeilMicro(q.End)))
 	return modified
 }
 
@@ -61,23 +62,11 @@ func (s *Source) keyset(w *where, q carousel.Query, modified string, after carou
 		return
 	}
 	m := after.Modified.UTC()
-	if c := ceilMicro(m); !c.Equal(m) {
+	if c := pgschema.CeilMicro(m); !c.Equal(m) {
 		// Stored times are whole microseconds: none equals m, so every item from the next
 		// microsecond on is after it, whatever its id.
 		w.add(modified + ` >= ` + w.arg(c))
 		return
 	}
 	w.add(`(` + modified + `, ` + s.id + `) > (` + w.arg(m) + `, ` + w.arg(after.ID) + `)`)
-}
-
-// ceilMicro returns t in UTC rounded up to the microsecond. PostgreSQL keeps
-// microseconds and pgx truncates on the way in, which would put an item modified in the
-// microsecond before a nanosecond bound on the wrong side of it: modified >= t is, for
-// whole microseconds, modified >= ceilMicro(t).
-func ceilMicro(t time.Time) time.Time {
-	t = t.UTC()
-	if r := t.Truncate(time.Microsecond); r.Before(t) {
-		return r.Add(time.Microsecond)
-	}
-	return t
 }

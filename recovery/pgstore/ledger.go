@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -67,7 +68,7 @@ func NewLedger(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Ledger, 
 // (older than twice the longest window of all tiers) are deleted on the way, so the table
 // stays as small as the limits.
 func (l *Ledger) Reserve(ctx context.Context, r recovery.LedgerRequest) (recovery.Reservation, error) {
-	at := r.At.Truncate(time.Microsecond)
+	at := pgschema.In(r.At)
 	class := r.Limits.Class(r.Length)
 	var longest time.Duration
 	for i := range r.Limits {

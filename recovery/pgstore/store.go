@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -82,10 +83,10 @@ func (s *Store) Load(ctx context.Context) ([]recovery.Record, error) {
 	for _, x := range rs {
 		r := recovery.Record{
 			Producer:            int(x.Producer),
-			LastSubscribedAt:    fromDB(x.LastSubscribedAt),
-			RecoveryRequestedAt: fromDB(x.RecoveryRequestedAt),
+			LastSubscribedAt:    pgschema.OutNull(x.LastSubscribedAt),
+			RecoveryRequestedAt: pgschema.OutNull(x.RecoveryRequestedAt),
 			RecoverySnapshotID:  x.RecoverySnapshotID,
-			LastDisconnectedAt:  fromDB(x.LastDisconnectedAt),
+			LastDisconnectedAt:  pgschema.OutNull(x.LastDisconnectedAt),
 		}
 		if err := r.State.UnmarshalText([]byte(x.State)); err != nil {
 			return nil, fmt.Errorf("pgstore: load producer %d: %w", x.Producer, err)
@@ -106,28 +107,11 @@ func (s *Store) Save(ctx context.Context, r recovery.Record) error {
 		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
 	}
 	_, err = s.pool.Exec(ctx, s.saveSQL, int64(r.Producer), string(state),
-		toDB(r.LastSubscribedAt), toDB(r.RecoveryRequestedAt), r.RecoverySnapshotID, nodeToDB(r.RecoveryNodeID), toDB(r.LastDisconnectedAt))
+		pgschema.InNull(r.LastSubscribedAt), pgschema.InNull(r.RecoveryRequestedAt), r.RecoverySnapshotID, nodeToDB(r.RecoveryNodeID), pgschema.InNull(r.LastDisconnectedAt))
 	if err != nil {
 		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
 	}
 	return nil
-}
-
-// toDB returns t as stored: nil for the zero time, else t to the microsecond.
-func toDB(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = t.Truncate(time.Microsecond)
-	return &t
-}
-
-// fromDB returns a stored time in UTC, the zero time for NULL.
-func fromDB(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
 }
 
 // nodeToDB returns n as stored: nil for no node.

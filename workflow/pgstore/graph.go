@@ -8,18 +8,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/workflow"
 )
 
 // graphArgs returns g's columns as arguments, in the order of graphColumns.
 func graphArgs(g workflow.Graph) []any {
-	return []any{g.ProcessID, g.Run, g.NotFinished, g.Finished, in(g.ChangedAt), inNull(g.RecoveryTime)}
+	return []any{g.ProcessID, g.Run, g.NotFinished, g.Finished, pgschema.In(g.ChangedAt), pgschema.InNull(g.RecoveryTime)}
 }
 
 // storedGraph returns g as a write stores it, with version v.
 func storedGraph(g workflow.Graph, v int64) workflow.Graph {
 	g.NotFinished, g.Finished = slices.Clone(g.NotFinished), slices.Clone(g.Finished)
-	g.ChangedAt, g.RecoveryTime = in(g.ChangedAt), in(g.RecoveryTime)
+	g.ChangedAt, g.RecoveryTime = pgschema.In(g.ChangedAt), pgschema.In(g.RecoveryTime)
 	g.Version = v
 	return g
 }
@@ -34,7 +35,7 @@ func scanGraph(row scanner) (workflow.Graph, error) {
 	if err := row.Scan(&g.ProcessID, &g.Run, &g.NotFinished, &g.Finished, &changedAt, &recovery, &g.Version); err != nil {
 		return workflow.Graph{}, err
 	}
-	g.ChangedAt, g.RecoveryTime = out(changedAt), outNull(recovery)
+	g.ChangedAt, g.RecoveryTime = pgschema.Out(changedAt), pgschema.OutNull(recovery)
 	return g, nil
 }
 
@@ -81,7 +82,7 @@ func (s *Store) DueGraphs(ctx context.Context, now time.Time, limit int) ([]work
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due graphs: %w", err)
 	}
-	rows, _ := s.pool.Query(ctx, s.sql.dueGraphs, in(now), limit)
+	rows, _ := s.pool.Query(ctx, s.sql.dueGraphs, pgschema.In(now), limit)
 	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Graph, error) { return scanGraph(r) })
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due graphs: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -33,12 +34,12 @@ type cursorJSON struct {
 
 func encodeQuery(q workflow.Query) ([]byte, error) {
 	j := queryJSON{Types: q.Types, CustomID: q.CustomID, ActorType: q.ActorType,
-		StartedFrom: inNull(q.StartedFrom), StartedTo: inNull(q.StartedTo), Limit: q.Limit}
+		StartedFrom: pgschema.InNull(q.StartedFrom), StartedTo: pgschema.InNull(q.StartedTo), Limit: q.Limit}
 	for _, st := range q.States {
 		j.States = append(j.States, int(st))
 	}
 	if q.After != nil {
-		j.After = &cursorJSON{StartedAt: in(q.After.StartedAt), ID: q.After.ID}
+		j.After = &cursorJSON{StartedAt: pgschema.In(q.After.StartedAt), ID: q.After.ID}
 	}
 	return json.Marshal(j)
 }
@@ -49,12 +50,12 @@ func decodeQuery(b []byte) (workflow.Query, error) {
 		return workflow.Query{}, err
 	}
 	q := workflow.Query{Types: j.Types, CustomID: j.CustomID, ActorType: j.ActorType,
-		StartedFrom: outNull(j.StartedFrom), StartedTo: outNull(j.StartedTo), Limit: j.Limit}
+		StartedFrom: pgschema.OutNull(j.StartedFrom), StartedTo: pgschema.OutNull(j.StartedTo), Limit: j.Limit}
 	for _, st := range j.States {
 		q.States = append(q.States, workflow.ProcessState(st))
 	}
 	if j.After != nil {
-		q.After = &workflow.Cursor{StartedAt: out(j.After.StartedAt), ID: j.After.ID}
+		q.After = &workflow.Cursor{StartedAt: pgschema.Out(j.After.StartedAt), ID: j.After.ID}
 	}
 	return q, nil
 }
@@ -62,9 +63,9 @@ func decodeQuery(b []byte) (workflow.Query, error) {
 // storedQuery returns q as a write stores it.
 func storedQuery(q workflow.Query) workflow.Query {
 	q.Types, q.States = slices.Clone(q.Types), slices.Clone(q.States)
-	q.StartedFrom, q.StartedTo = in(q.StartedFrom), in(q.StartedTo)
+	q.StartedFrom, q.StartedTo = pgschema.In(q.StartedFrom), pgschema.In(q.StartedTo)
 	if q.After != nil {
-		q.After = &workflow.Cursor{StartedAt: in(q.After.StartedAt), ID: q.After.ID}
+		q.After = &workflow.Cursor{StartedAt: pgschema.In(q.After.StartedAt), ID: q.After.ID}
 	}
 	return q
 }
@@ -78,11 +79,11 @@ func jobArgs(j workflow.Job) ([]any, error) {
 	var cursorAt *time.Time
 	var cursorID *string
 	if j.Cursor != nil {
-		at := in(j.Cursor.StartedAt)
+		at := pgschema.In(j.Cursor.StartedAt)
 		cursorAt, cursorID = &at, &j.Cursor.ID
 	}
 	return []any{j.ID, string(query), j.Priority, j.Rate, int16(j.State), j.Stage, cursorAt, cursorID,
-		j.Total, j.Done, j.Repaired, j.Errors, in(j.CreatedAt), in(j.UpdatedAt), inNull(j.LeasedUntil), j.Batch, j.BatchBroken}, nil
+		j.Total, j.Done, j.Repaired, j.Errors, pgschema.In(j.CreatedAt), pgschema.In(j.UpdatedAt), pgschema.InNull(j.LeasedUntil), j.Batch, j.BatchBroken}, nil
 }
 
 // storedJob returns j as a write stores it, with version v.
@@ -91,9 +92,9 @@ func storedJob(j workflow.Job, v int64) workflow.Job {
 	j.Priority = slices.Clone(j.Priority)
 	j.Batch, j.BatchBroken = slices.Clone(j.Batch), slices.Clone(j.BatchBroken)
 	if j.Cursor != nil {
-		j.Cursor = &workflow.Cursor{StartedAt: in(j.Cursor.StartedAt), ID: j.Cursor.ID}
+		j.Cursor = &workflow.Cursor{StartedAt: pgschema.In(j.Cursor.StartedAt), ID: j.Cursor.ID}
 	}
-	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = in(j.CreatedAt), in(j.UpdatedAt), in(j.LeasedUntil)
+	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = pgschema.In(j.CreatedAt), pgschema.In(j.UpdatedAt), pgschema.In(j.LeasedUntil)
 	j.Version = v
 	return j
 }
@@ -119,9 +120,9 @@ func scanJob(row scanner) (workflow.Job, error) {
 	}
 	j.State = workflow.JobState(state)
 	if cursorID != nil {
-		j.Cursor = &workflow.Cursor{StartedAt: outNull(cursorAt), ID: *cursorID}
+		j.Cursor = &workflow.Cursor{StartedAt: pgschema.OutNull(cursorAt), ID: *cursorID}
 	}
-	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = out(createdAt), out(updatedAt), outNull(leasedUntil)
+	j.CreatedAt, j.UpdatedAt, j.LeasedUntil = pgschema.Out(createdAt), pgschema.Out(updatedAt), pgschema.OutNull(leasedUntil)
 	return j, nil
 }
 

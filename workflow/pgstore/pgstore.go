@@ -152,7 +152,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -470,27 +469,4 @@ func notFound(err error) error {
 		return workflow.ErrNotFound
 	}
 	return err
-}
-
-// in returns t as stored in a column that is never NULL: to the microsecond, in UTC.
-func in(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
-
-// inNull returns t as stored in a column that may be NULL: nil for the zero time.
-func inNull(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = in(t)
-	return &t
-}
-
-// out returns a stored time in UTC.
-func out(t time.Time) time.Time { return t.UTC() }
-
-// outNull returns a stored time in UTC, the zero time for NULL.
-func outNull(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
 }

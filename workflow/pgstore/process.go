@@ -10,13 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/workflow"
 )
 
 // processArgs returns p's columns as arguments, in the order of processColumns.
 func processArgs(p workflow.Process) []any {
 	return []any{p.ID, p.Type, p.CustomID, int16(p.State), p.Start.ActorType, p.Start.Args,
-		p.StartTask, in(p.StartedAt), inNull(p.RecoveryTime), []byte(p.Reason), p.Run,
+		p.StartTask, pgschema.In(p.StartedAt), pgschema.InNull(p.RecoveryTime), []byte(p.Reason), p.Run,
 		keyArg(p.IdempotencyKey), p.RequestDigest}
 }
 
@@ -33,7 +34,7 @@ func keyArg(key string) *string {
 // slices of its own.
 func storedProcess(p workflow.Process, v int64) workflow.Process {
 	p.Start.Args = slices.Clone(p.Start.Args)
-	p.StartedAt, p.RecoveryTime = in(p.StartedAt), in(p.RecoveryTime)
+	p.StartedAt, p.RecoveryTime = pgschema.In(p.StartedAt), pgschema.In(p.RecoveryTime)
 	p.Version = v
 	return p
 }
@@ -58,7 +59,7 @@ func scanProcess(row scanner) (workflow.Process, error) {
 	}
 	p.Reason = string(reason)
 	p.State = workflow.ProcessState(state)
-	p.StartedAt, p.RecoveryTime = out(startedAt), outNull(recovery)
+	p.StartedAt, p.RecoveryTime = pgschema.Out(startedAt), pgschema.OutNull(recovery)
 	return p, nil
 }
 
@@ -146,7 +147,7 @@ func (s *Store) DueProcesses(ctx context.Context, now time.Time, limit int) ([]w
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due processes: %w", err)
 	}
-	rows, _ := s.pool.Query(ctx, s.sql.dueProcesses, in(now), limit)
+	rows, _ := s.pool.Query(ctx, s.sql.dueProcesses, pgschema.In(now), limit)
 	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (workflow.Process, error) { return scanProcess(r) })
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due processes: %w", err)
@@ -191,10 +192,10 @@ func (s *Store) SearchProcesses(ctx context.Context, q workflow.Query) ([]workfl
 		where = append(where, "EXISTS (SELECT 1 FROM "+s.sql.tasks+" t WHERE t.process_id = p.id AND t.actor_type = "+arg(q.ActorType)+")")
 	}
 	if !q.StartedFrom.IsZero() {
-		where = append(where, "p.started_at >= "+arg(in(q.StartedFrom)))
+		where = append(where, "p.started_at >= "+arg(pgschema.In(q.StartedFrom)))
 	}
 	if !q.StartedTo.IsZero() {
-		where = append(where, "p.started_at < "+arg(in(q.StartedTo)))
+		where = append(where, "p.started_at < "+arg(pgschema.In(q.StartedTo)))
 	}
 	filter := ""
 	if len(where) > 0 {
@@ -204,7 +205,7 @@ func (s *Store) SearchProcesses(ctx context.Context, q workflow.Query) ([]workfl
 
 	page := where
 	if q.After != nil {
-		page = append(page, "(p.started_at, p.id) > ("+arg(in(q.After.StartedAt))+"::timestamptz, "+arg(q.After.ID)+"::text)")
+		page = append(page, "(p.started_at, p.id) > ("+arg(pgschema.In(q.After.StartedAt))+"::timestamptz, "+arg(q.After.ID)+"::text)")
 	}
 	pageSQL := `SELECT ` + s.sql.processColumns + `, p.version FROM ` + s.sql.processes + ` p`
 	if len(page) > 0 {

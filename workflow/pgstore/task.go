@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/feedkit/feedkit/internal/pgschema"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -24,15 +25,15 @@ func taskArgs(t workflow.Task) []any {
 			nextTypes[i], nextArgs[i] = sp.ActorType, sp.Args
 		}
 	}
-	return []any{t.ID, t.ProcessID, t.Run, t.Spec.ActorType, t.Spec.Args, int16(t.State), t.Pass, in(t.ReadyAt),
-		inNull(t.RecoveryTime), inNull(t.Deadline), t.Attempts, t.Result, []byte(t.Error), t.Next, nextTypes, nextArgs}
+	return []any{t.ID, t.ProcessID, t.Run, t.Spec.ActorType, t.Spec.Args, int16(t.State), t.Pass, pgschema.In(t.ReadyAt),
+		pgschema.InNull(t.RecoveryTime), pgschema.InNull(t.Deadline), t.Attempts, t.Result, []byte(t.Error), t.Next, nextTypes, nextArgs}
 }
 
 // storedTask returns t as a write stores it, with version v: times truncated, in UTC,
 // slices of its own.
 func storedTask(t workflow.Task, v int64) workflow.Task {
 	t.Spec.Args = slices.Clone(t.Spec.Args)
-	t.ReadyAt, t.RecoveryTime, t.Deadline = in(t.ReadyAt), in(t.RecoveryTime), in(t.Deadline)
+	t.ReadyAt, t.RecoveryTime, t.Deadline = pgschema.In(t.ReadyAt), pgschema.In(t.RecoveryTime), pgschema.In(t.Deadline)
 	t.Result = slices.Clone(t.Result)
 	t.Next = slices.Clone(t.Next)
 	if t.NextSpecs != nil {
@@ -63,7 +64,7 @@ func scanTask(row scanner) (workflow.Task, error) {
 		return workflow.Task{}, err
 	}
 	t.State, t.Error = workflow.TaskState(state), string(errText)
-	t.ReadyAt, t.RecoveryTime, t.Deadline = out(readyAt), outNull(recovery), outNull(deadline)
+	t.ReadyAt, t.RecoveryTime, t.Deadline = pgschema.Out(readyAt), pgschema.OutNull(recovery), pgschema.OutNull(deadline)
 	if len(nextTypes) > 0 {
 		t.NextSpecs = make([]workflow.TaskSpec, len(nextTypes))
 		for i, at := range nextTypes {
@@ -156,7 +157,7 @@ func (s *Store) DueTasks(ctx context.Context, now time.Time, limit int) ([]workf
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due tasks: %w", err)
 	}
-	ts, err := collectTasks(s.pool.Query(ctx, s.sql.dueTasks, in(now), limit))
+	ts, err := collectTasks(s.pool.Query(ctx, s.sql.dueTasks, pgschema.In(now), limit))
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: due tasks: %w", err)
 	}
@@ -183,7 +184,7 @@ func (s *Store) Claim(ctx context.Context, actorType string, now time.Time, take
 		return workflow.Task{}, false, fmt.Errorf("pgstore: claim %s: %w", actorType, err)
 	}
 	defer c.Release() // a connection left in a transaction is closed, not reused
-	t, ok, err := s.claim(ctx, c.Conn(), actorType, in(now), take)
+	t, ok, err := s.claim(ctx, c.Conn(), actorType, pgschema.In(now), take)
 	if err != nil {
 		if c.Conn().PgConn().TxStatus() != 'I' && ctx.Err() == nil {
 			_, _ = c.Exec(ctx, "rollback")
@@ -270,5 +271,5 @@ func (s *Store) LastPolled(ctx context.Context, actorType string) (time.Time, er
 	case err != nil:
 		return time.Time{}, fmt.Errorf("pgstore: last poll of %s: %w", actorType, err)
 	}
-	return out(last), nil
+	return pgschema.Out(last), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 // noteColumns are the columns scanNotification reads.
@@ -45,14 +46,14 @@ func page(base string, sensor locks.SensorID, r locks.Range) (string, []any) {
 		return "$" + strconv.Itoa(len(args))
 	}
 	if !r.From.IsZero() {
-		b.WriteString(` AND at >= ` + arg(ceilMicro(r.From)))
+		b.WriteString(` AND at >= ` + arg(pgschema.CeilMicro(r.From)))
 	}
 	if !r.To.IsZero() {
-		b.WriteString(` AND at < ` + arg(ceilMicro(r.To)))
+		b.WriteString(` AND at < ` + arg(pgschema.CeilMicro(r.To)))
 	}
 	if !r.After.IsZero() {
 		a := r.After.At.UTC()
-		if c := ceilMicro(a); !c.Equal(a) {
+		if c := pgschema.CeilMicro(a); !c.Equal(a) {
 			// No stored time equals a: every entry from the next microsecond on is after
 			// it, whatever its id.
 			b.WriteString(` AND at >= ` + arg(c))
@@ -243,10 +244,10 @@ func scanNotification(r pgx.Row) (locks.Notification, error) {
 	if err != nil {
 		return locks.Notification{}, err
 	}
-	n.ReadingAt = outNull(reading)
+	n.ReadingAt = pgschema.OutNull(reading)
 	n.ID, n.ClientID, n.Event, n.State = locks.NotificationID(id), locks.ClientID(client), locks.Event(event), locks.State(state)
 	n.At, n.Created, n.Status, n.Attempts = at.UTC(), created.UTC(), locks.Status(status), int(attempts)
-	n.NextAttempt, n.Reason, n.LastError, n.Finished = next.UTC(), string(reason), string(lastError), outNull(finished)
+	n.NextAttempt, n.Reason, n.LastError, n.Finished = next.UTC(), string(reason), string(lastError), pgschema.OutNull(finished)
 	return n, nil
 }
 

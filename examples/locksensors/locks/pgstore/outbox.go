@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 const (
@@ -97,7 +98,7 @@ func (s *Store) Claim(ctx context.Context, c locks.ClaimRequest) ([]locks.Delive
 // claim runs Claim's transaction on conn. On an error it may leave conn in the
 // transaction, for inTx to roll back.
 func (s *Store) claim(ctx context.Context, conn *pgx.Conn, c locks.ClaimRequest) ([]locks.Delivery, error) {
-	now := in(c.Now)
+	now := pgschema.In(c.Now)
 	retryAfter := c.RetryAfter
 	if retryAfter == nil {
 		// Rather than panic holding the locks: the next attempt is due at once.
@@ -137,7 +138,7 @@ func (s *Store) claim(ctx context.Context, conn *pgx.Conn, c locks.ClaimRequest)
 					continue
 				}
 				d.Attempts++
-				d.NextAttempt = in(now.Add(retryAfter(d.Attempts)))
+				d.NextAttempt = pgschema.In(now.Add(retryAfter(d.Attempts)))
 				ids, attempts, next = append(ids, int64(d.ID)), append(attempts, int32(d.Attempts)), append(next, d.NextAttempt)
 				out = append(out, d)
 			}
@@ -193,10 +194,10 @@ func scanDelivery(r pgx.Row) (locks.Delivery, error) {
 	if err != nil {
 		return locks.Delivery{}, err
 	}
-	d.ReadingAt = outNull(reading)
+	d.ReadingAt = pgschema.OutNull(reading)
 	d.ID, d.ClientID, d.Event, d.State = locks.NotificationID(id), locks.ClientID(clientRef), locks.Event(event), locks.State(state)
 	d.At, d.Created, d.Status, d.Attempts = at.UTC(), created.UTC(), locks.Status(status), int(attempts)
-	d.NextAttempt, d.Reason, d.LastError, d.Finished = next.UTC(), string(reason), string(lastError), outNull(finished)
+	d.NextAttempt, d.Reason, d.LastError, d.Finished = next.UTC(), string(reason), string(lastError), pgschema.OutNull(finished)
 	if clientID != nil {
 		d.Client = locks.Client{ID: locks.ClientID(*clientID), Name: *name, URL: *url}
 	} else {
@@ -211,7 +212,7 @@ func scanDelivery(r pgx.Row) (locks.Delivery, error) {
 func (s *Store) Finish(ctx context.Context, r locks.Result) error {
 	var finished *time.Time
 	if r.Status != locks.Pending {
-		t := in(r.At)
+		t := pgschema.In(r.At)
 		finished = &t
 	}
 	var lastError []byte
@@ -226,7 +227,7 @@ func (s *Store) Finish(ctx context.Context, r locks.Result) error {
 			return nil
 		})
 	if a := r.Attempt; a != nil {
-		b.Queue(s.q.addAttempt, int64(r.Notification), a.N, in(a.At), int64(a.Duration), a.StatusCode, bytesOf(a.Error))
+		b.Queue(s.q.addAttempt, int64(r.Notification), a.N, pgschema.In(a.At), int64(a.Duration), a.StatusCode, bytesOf(a.Error))
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return failed(fmt.Sprintf("finish notification %d", r.Notification), err)
@@ -240,7 +241,7 @@ func (s *Store) Finish(ctx context.Context, r locks.Result) error {
 // Replay implements locks.Outbox in one statement.
 func (s *Store) Replay(ctx context.Context, id locks.NotificationID, now time.Time) error {
 	var status string
-	err := s.pool.QueryRow(ctx, s.q.replay, int64(id), in(now)).Scan(&status)
+	err := s.pool.QueryRow(ctx, s.q.replay, int64(id), pgschema.In(now)).Scan(&status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notificationNotFound(id)
@@ -274,5 +275,5 @@ func (s *Store) Pending(ctx context.Context) (int, time.Time, error) {
 	if err := s.pool.QueryRow(ctx, s.q.pending).Scan(&n, &next); err != nil {
 		return 0, time.Time{}, failed("pending", err)
 	}
-	return int(n), outNull(next), nil
+	return int(n), pgschema.OutNull(next), nil
 }

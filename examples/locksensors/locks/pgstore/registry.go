@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 // The sensor and its empty state are created by one statement, so that no reader ever
@@ -322,6 +323,6 @@ func scanState(r pgx.Row) (locks.Current, error) {
 		return locks.Current{}, err
 	}
 	c.State = locks.State(state)
-	c.ReadingAt, c.ChangedAt, c.LastSeen = outNull(readingAt), outNull(changedAt), outNull(lastSeen)
+	c.ReadingAt, c.ChangedAt, c.LastSeen = pgschema.OutNull(readingAt), pgschema.OutNull(changedAt), pgschema.OutNull(lastSeen)
 	return c, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -171,36 +170,4 @@ func bytesOf(s string) []byte {
 		return []byte{}
 	}
 	return []byte(s)
-}
-
-// in returns t as a timestamptz column keeps it: to the microsecond (pgx truncates), in
-// UTC.
-func in(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
-
-// inNull returns t for a column where NULL stands for the zero time.
-func inNull(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = in(t)
-	return &t
-}
-
-// outNull returns a stored time in UTC, the zero time for NULL.
-func outNull(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// ceilMicro returns t in UTC rounded up to the microsecond. Stored times are whole
-// microseconds, so for them at >= t is at >= ceilMicro(t), and at < t is
-// at < ceilMicro(t), where pgx's truncation of t would put a time on the wrong side.
-func ceilMicro(t time.Time) time.Time {
-	t = t.UTC()
-	if r := t.Truncate(time.Microsecond); r.Before(t) {
-		return r.Add(time.Microsecond)
-	}
-	return t
 }

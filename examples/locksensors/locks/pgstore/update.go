@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/pgschema"
 )
 
 const (
@@ -192,7 +193,7 @@ func (s *Store) update(ctx context.Context, c *pgx.Conn, ids []locks.SensorID, f
 	if len(e.DeadLetters) > 0 {
 		b.Queue(s.q.insertDeadLetters, deadLettersArgs(e.DeadLetters)...)
 	}
-	now := in(e.Now)
+	now := pgschema.In(e.Now)
 	if len(e.Cancel) > 0 {
 		keys := make([]string, len(e.Cancel))
 		for i, id := range e.Cancel {
@@ -266,9 +267,9 @@ func statesArgs(states []locks.Current) []any {
 		ids = append(ids, string(st.SensorID))
 		known = append(known, st.Known)
 		state = append(state, int16(st.State))
-		readingAt = append(readingAt, inNull(st.ReadingAt))
-		changedAt = append(changedAt, inNull(st.ChangedAt))
-		lastSeen = append(lastSeen, inNull(st.LastSeen))
+		readingAt = append(readingAt, pgschema.InNull(st.ReadingAt))
+		changedAt = append(changedAt, pgschema.InNull(st.ChangedAt))
+		lastSeen = append(lastSeen, pgschema.InNull(st.LastSeen))
 		lost = append(lost, st.Lost)
 	}
 	return []any{ids, known, state, readingAt, changedAt, lastSeen, lost}
@@ -283,7 +284,7 @@ func readingsArgs(rs []locks.StoredReading) []any {
 		outcome  = make([]string, len(rs))
 	)
 	for i, r := range rs {
-		ids[i], state[i], at[i], recv[i], outcome[i] = string(r.SensorID), int16(r.State), in(r.At), in(r.Received), string(r.Outcome)
+		ids[i], state[i], at[i], recv[i], outcome[i] = string(r.SensorID), int16(r.State), pgschema.In(r.At), pgschema.In(r.Received), string(r.Outcome)
 	}
 	return []any{ids, state, at, recv, outcome}
 }
@@ -295,7 +296,7 @@ func deadLettersArgs(ds []locks.DeadLetter) []any {
 		recv        = make([]time.Time, len(ds))
 	)
 	for i, d := range ds {
-		raw[i], reason[i], recv[i] = d.Raw, bytesOf(d.Reason), in(d.Received)
+		raw[i], reason[i], recv[i] = d.Raw, bytesOf(d.Reason), pgschema.In(d.Received)
 		if raw[i] == nil {
 			raw[i] = []byte{} // an empty message, not a missing one
 		}
@@ -312,8 +313,8 @@ func changesArgs(cs []locks.Change) []any {
 		readingAt  = make([]*time.Time, len(cs))
 	)
 	for i, c := range cs {
-		ids[i], event[i], state[i], at[i] = string(c.SensorID), string(c.Event), int16(c.State), in(c.At)
-		readingAt[i] = inNull(c.ReadingAt)
+		ids[i], event[i], state[i], at[i] = string(c.SensorID), string(c.Event), int16(c.State), pgschema.In(c.At)
+		readingAt[i] = pgschema.InNull(c.ReadingAt)
 	}
 	return []any{ids, event, state, at, readingAt}
 }
