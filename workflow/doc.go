@@ -60,7 +60,7 @@
 // # Automatic recovery
 //
 // The seed's three timeouts each set the RecoveryTime of their entity, and RecoverDue
-// (Run calls it every ScanInterval) reads the entities past it, in batches, on an index:
+// (Run calls it as it begins and every ScanInterval) reads the entities past it, in batches, on an index:
 //
 //   - a task in progress past its work timeout is taken back, queued again with a new Pass
 //     (so that the late decision of the actor it was taken from can be refused), and
@@ -77,6 +77,9 @@
 //
 // A new process is saved with an early recovery time (its idle timeout): Start does the
 // minimum, and if creating its graph or start task fails, the recovery service does it.
+//
+// A test of these rules moves a fake clock (Config.Clock, package clock/clocktest) past a
+// timeout and calls Flush, which returns once Run has made its pass at that time.
 //
 // Actor preferences follow the seed (AcceptFirst true, WorkTimeout 1 min,
 // RestartAfterWorkTimeout true, TaskTimeout off, ForceFinishAfterTaskTimeout false), with a

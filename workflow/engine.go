@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
 // Engine runs processes: it starts them, hands their tasks to actors, applies the
@@ -26,6 +27,10 @@ type Engine struct {
 	mu       sync.Mutex
 	counters Counters
 	limiters map[string]*rate.Limiter // pace this engine's steps of each job, by job id
+	passing  int                      // passes of Run under way, for Flush
+	lastPass pass                     // the last pass of Run to finish, for Flush
+
+	passes broadcast.Signal // notified at the end of each pass of Run
 }
 
 // New checks cfg and returns an engine.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/workflow"
 )
 
@@ -62,4 +64,37 @@ func ExampleEngine_Start() {
 	// true <nil>
 	// false <nil> true
 	// true
+}
+
+// A work timeout tested from outside the package, with the recovery service on its own
+// goroutine as in production: the fake clock moves to the timeout, and Flush returns
+// once Run has made its pass there, without a sleep or a poll.
+func ExampleEngine_Flush() {
+	fake := clocktest.NewFake(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
+	engine, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore(), Clock: fake,
+		ScanInterval: time.Minute, Actors: map[string]workflow.ActorPrefs{"pay": {WorkTimeout: 5 * time.Minute}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = engine.Run(ctx) }()
+	_ = engine.Flush(ctx) // Run has begun: its ticks are every minute from now
+
+	_, _, _ = engine.Start(ctx, workflow.StartRequest{Type: "order", Start: workflow.TaskSpec{ActorType: "pay"}})
+	task, _, _ := engine.Poll(ctx, "pay") // the actor never answers
+
+	fake.Advance(5*time.Minute - time.Second)
+	_ = engine.Flush(ctx)
+	_, queued, _ := engine.Poll(ctx, "pay")
+	fmt.Println("at 4m59s, queued again:", queued)
+
+	fake.Advance(time.Second)
+	_ = engine.Flush(ctx)
+	again, queued, _ := engine.Poll(ctx, "pay")
+	fmt.Println("at 5m, queued again:", queued, again.ID == task.ID, "work timeouts:", engine.Counters().WorkTimeouts)
+	// Output:
+	// at 4m59s, queued again: false
+	// at 5m, queued again: true true work timeouts: 1
 }

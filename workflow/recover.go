@@ -15,14 +15,21 @@ type Report struct {
 	Repaired                 int // of those, repaired
 }
 
-// Run runs the recovery service until ctx ends: every ScanInterval, RecoverDue.
+// Run runs the recovery service until ctx ends: at once, and every ScanInterval after,
+// RecoverDue.
 func (e *Engine) Run(ctx context.Context) error {
+	began := e.clock.Now() // before the ticker, whose first tick is ScanInterval after
 	t := e.clock.NewTicker(e.cfg.ScanInterval)
 	defer t.Stop()
 	for {
-		if _, err := e.RecoverDue(ctx); err != nil && ctx.Err() == nil {
+		now := e.clock.Now()
+		e.mu.Lock()
+		e.passing++
+		e.mu.Unlock()
+		if _, err := e.recoverDue(ctx, now); err != nil && ctx.Err() == nil {
 			e.report(err)
 		}
+		e.passed(pass{run: began, interval: e.cfg.ScanInterval, began: now})
 		select {
 		case <-t.C():
 		case <-ctx.Done():
@@ -31,12 +38,64 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 }
 
+// Flush waits until Run has made the pass it makes by the clock's time now, and is not
+// making another, and returns nil; or ctx.Err() if ctx ends first, as it will when no Run
+// is going. Run passes as it begins and then at every ScanInterval: the pass it makes by
+// now is that of its last tick at or before now, so what fell due after that tick waits
+// for the next one, as it would in production. A test on a fake clock (package
+// clock/clocktest) moves the clock past a timeout and calls Flush to see the repairs
+// made, without polling; Counters and the store tell what they were, and OnError gets the
+// errors of the pass, as always. Flush waits for Run to begin when it has not yet: a test
+// that starts Run on a goroutine calls Flush before it moves the clock, so that Run's
+// ticks are counted from the start.
+func (e *Engine) Flush(ctx context.Context) error {
+	now := e.clock.Now()
+	return e.passes.Wait(ctx, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.passing == 0 && e.lastPass.covers(now)
+	})
+}
+
+// pass is when a pass of Run began, on the grid of its Run's ticks.
+type pass struct {
+	run      time.Time     // when its Run began; the zero time before the first pass
+	interval time.Duration // its Run's ScanInterval
+	began    time.Time
+}
+
+// covers reports whether p is the pass Run makes by now, or a later one: whether it began
+// at or after the last tick of its Run at or before now.
+func (p pass) covers(now time.Time) bool {
+	if p.run.IsZero() {
+		return false
+	}
+	if !p.began.Before(now) {
+		return true
+	}
+	tick := func(t time.Time) int64 { return int64(t.Sub(p.run) / p.interval) }
+	return tick(p.began) >= tick(now)
+}
+
+// passed records that a pass of Run has finished, for Flush.
+func (e *Engine) passed(p pass) {
+	e.mu.Lock()
+	e.passing--
+	e.lastPass = p
+	e.mu.Unlock()
+	e.passes.Notify()
+}
+
 // RecoverDue looks at every task, graph and process whose recovery time has passed, in
 // batches of ScanBatch, and repairs what needs it. An entity it cannot repair now (the
 // store failing) keeps its recovery time and is looked at again next time.
 func (e *Engine) RecoverDue(ctx context.Context) (Report, error) {
+	return e.recoverDue(ctx, e.clock.Now())
+}
+
+// recoverDue is RecoverDue with the clock's time read by the caller.
+func (e *Engine) recoverDue(ctx context.Context, now time.Time) (Report, error) {
 	var r Report
-	now := e.clock.Now()
 	if err := scan(ctx, e.cfg.ScanBatch, func(n int) ([]Task, error) { return e.store.DueTasks(ctx, now, n) },
 		func(t Task) (bool, error) { r.Tasks++; return e.recoverTask(ctx, t, now) }, &r.Repaired); err != nil {
 		return r, err
