@@ -78,15 +78,6 @@ func uniqueName(t *testing.T) string {
 	return t.Name() + "-" + hex.EncodeToString(b[:])
 }
 
-// secondPool returns another pool on the schema of pool, as a second process would have.
-func secondPool(t *testing.T, pool *pgxpool.Pool) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.NewWithConfig(t.Context(), pool.Config())
-	require.NoError(t, err)
-	t.Cleanup(p.Close) // before pgtest drops the schema
-	return p
-}
-
 // currentSchema returns the schema pool's connections create tables in.
 func currentSchema(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()

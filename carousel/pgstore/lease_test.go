@@ -117,7 +117,7 @@ func TestLeaseWithFailover(t *testing.T) {
 func TestLeasePromote(t *testing.T) {
 	pool := pgtest.Pool(t)
 	name := uniqueName(t)
-	a, b := newTestLease(t, secondPool(t, pool), name, false), newTestLease(t, pool, name, false)
+	a, b := newTestLease(t, pgtest.SecondPool(t, pool), name, false), newTestLease(t, pool, name, false)
 
 	promote(t, a)
 	_, err := b.Promote(t.Context())
@@ -229,7 +229,7 @@ func TestLeaseCanceledContext(t *testing.T) {
 func TestLeaseGenerations(t *testing.T) {
 	pool := pgtest.Pool(t)
 	name := uniqueName(t)
-	a, b := newTestLease(t, secondPool(t, pool), name, false), newTestLease(t, pool, name, true)
+	a, b := newTestLease(t, pgtest.SecondPool(t, pool), name, false), newTestLease(t, pool, name, true)
 
 	ok, g1 := activeGen(t, a)
 	require.True(t, ok)

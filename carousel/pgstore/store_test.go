@@ -3,7 +3,6 @@ package pgstore
 import (
 	"encoding/json"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,7 +118,7 @@ func TestStoreRestart(t *testing.T) {
 	pool := pgtest.Pool(t)
 	require.NoError(t, newTestStore(t, pool).Save(t.Context(), fullMetadata("news"), 1))
 
-	again := newTestStore(t, secondPool(t, pool))
+	again := newTestStore(t, pgtest.SecondPool(t, pool))
 	got, ok, err := again.Load(t.Context(), "news")
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -130,22 +129,12 @@ func TestStoreRestart(t *testing.T) {
 // table once and all work.
 func TestStoreConcurrentMigration(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	pools := []*pgxpool.Pool{p1, secondPool(t, p1)}
+	pools := []*pgxpool.Pool{p1, pgtest.SecondPool(t, p1)}
 	stores := make([]*Store, 8)
-	errs := make([]error, len(stores))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range stores {
-		wg.Go(func() {
-			<-start
-			stores[i], errs[i] = NewStore(t.Context(), pools[i%2], StoreOptions{})
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i := range stores {
-		require.NoError(t, errs[i], "store %d", i)
-	}
+	pgtest.Together(t, pools, len(stores), func(i int, p *pgxpool.Pool) (err error) {
+		stores[i], err = NewStore(t.Context(), p, StoreOptions{})
+		return err
+	})
 	require.NoError(t, stores[0].Save(t.Context(), fullMetadata("news"), 1))
 	_, ok, err := stores[7].Load(t.Context(), "news")
 	require.NoError(t, err)
@@ -177,7 +166,7 @@ func TestStoreMigratesATableWithoutGenerations(t *testing.T) {
 	next.Completed++
 	require.NoError(t, s.Save(t.Context(), next, 3), "an activation's save replaces it")
 	require.ErrorIs(t, s.Save(t.Context(), fullMetadata("news"), 2), carousel.ErrFenced)
-	again := newTestStore(t, secondPool(t, pool)) // migrating again changes nothing
+	again := newTestStore(t, pgtest.SecondPool(t, pool)) // migrating again changes nothing
 	got, _, err = again.Load(t.Context(), "news")
 	require.NoError(t, err)
 	assert.Equal(t, next, got)

@@ -36,9 +36,8 @@ const setupTimeout = 30 * time.Second
 // is closed and the schema dropped with everything in it; the test must by then have
 // released every connection it acquired.
 //
-// A second pool on the same schema, e.g. to stand for a second process, can be made
-// with pgxpool.NewWithConfig(ctx, pool.Config()); close it before the test ends (a
-// t.Cleanup registered after Pool runs before Pool's own).
+// A second pool on the same schema, to stand for a second process, comes from
+// SecondPool.
 func Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	base := testenv.PGURL(t)
@@ -59,6 +58,22 @@ func Pool(t testing.TB) *pgxpool.Pool {
 		t.Fatalf("pgtest: connect to the test database: %v", err)
 	}
 	return pool
+}
+
+// SecondPool returns another pool on the schema of pool, as a second process would have:
+// connections of its own, so that locks, transactions and advisory locks are contended
+// as between processes. It is closed when the test ends, before the schema is dropped
+// (a t.Cleanup registered after Pool's runs before it).
+func SecondPool(t testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	p, err := pgxpool.NewWithConfig(ctx, pool.Config())
+	if err != nil {
+		t.Fatalf("pgtest: open a second pool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
 
 // URL returns the URL of the test database with a new, empty schema of the test's own

@@ -66,11 +66,14 @@ func TestPoolHasASchemaOfItsOwnDroppedAtTheEnd(t *testing.T) {
 			c.Release()
 		}
 
-		// A second pool from the first one's config shares its schema.
-		p3, err := pgxpool.NewWithConfig(t.Context(), p1.Config())
-		require.NoError(t, err)
-		t.Cleanup(p3.Close)
+		// A second pool shares its schema, on connections of its own.
+		p3 := SecondPool(t, p1)
+		assert.NotSame(t, p1, p3)
 		assert.Equal(t, first, currentSchema(t, p3))
+		var pid1, pid3 int
+		require.NoError(t, p1.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid1))
+		require.NoError(t, p3.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid3))
+		assert.NotEqual(t, pid1, pid3)
 
 		assert.True(t, schemaExists(t, first))
 	})

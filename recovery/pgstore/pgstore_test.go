@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,15 +36,6 @@ func newStore(t *testing.T, pool *pgxpool.Pool) *pgstore.Store {
 	return s
 }
 
-// secondPool returns another pool on the schema of pool, as a second process would have.
-func secondPool(t *testing.T, pool *pgxpool.Pool) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.NewWithConfig(t.Context(), pool.Config())
-	require.NoError(t, err)
-	t.Cleanup(p.Close) // before pgtest drops the schema
-	return p
-}
-
 func TestLedgerConformance(t *testing.T) {
 	recoverytest.TestLedger(t, func(t *testing.T) recovery.Ledger { return newLedger(t, pgtest.Pool(t)) })
 }
@@ -64,7 +56,7 @@ func shortRequest(account string, node int, at time.Time) recovery.LedgerRequest
 // many goroutines: exactly the window's maximum gets through.
 func TestLedgerTwoProcessesSameInstant(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	p2 := secondPool(t, p1)
+	p2 := pgtest.SecondPool(t, p1)
 	ledgers := []*pgstore.Ledger{newLedger(t, p1), newLedger(t, p2)}
 	const perLedger, each = 8, 5
 
@@ -116,7 +108,7 @@ func TestLedgerTwoProcessesSameInstant(t *testing.T) {
 // same attempts, and the places taken must respect every window.
 func TestLedgerTwoProcessesSlidingTimes(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	p2 := secondPool(t, p1)
+	p2 := pgtest.SecondPool(t, p1)
 	ledgers := []*pgstore.Ledger{newLedger(t, p1), newLedger(t, p2)}
 	reference := recovery.NewMemoryLedger()
 	lengths := []time.Duration{10 * time.Minute, 2 * time.Hour, 30 * time.Hour} // one per tier
@@ -212,22 +204,12 @@ func TestNewIsIdempotent(t *testing.T) {
 // tables or finds them, and none fails.
 func TestNewConcurrently(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	pools := []*pgxpool.Pool{p1, secondPool(t, p1), secondPool(t, p1)}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for _, p := range pools {
-		for range 4 {
-			wg.Go(func() {
-				<-start
-				_, err := pgstore.NewLedger(t.Context(), p, pgstore.Options{})
-				assert.NoError(t, err)
-				_, err = pgstore.NewStore(t.Context(), p, pgstore.Options{})
-				assert.NoError(t, err)
-			})
-		}
-	}
-	close(start)
-	wg.Wait()
+	pools := []*pgxpool.Pool{p1, pgtest.SecondPool(t, p1), pgtest.SecondPool(t, p1)}
+	pgtest.Together(t, pools, 12, func(_ int, p *pgxpool.Pool) error {
+		_, lerr := pgstore.NewLedger(t.Context(), p, pgstore.Options{})
+		_, serr := pgstore.NewStore(t.Context(), p, pgstore.Options{})
+		return errors.Join(lerr, serr)
+	})
 	var tables int
 	require.NoError(t, p1.QueryRow(t.Context(),
 		"SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'feedkit_recovery_%'").Scan(&tables))
@@ -394,7 +376,7 @@ func TestErrors(t *testing.T) {
 // microsecond.
 func TestStoreSharedAndNormalized(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	s1, s2 := newStore(t, p1), newStore(t, secondPool(t, p1))
+	s1, s2 := newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))
 	paris := time.FixedZone("CET", 3600)
 	saved := recovery.Record{
 		Producer:            1,

@@ -36,7 +36,7 @@ func TestTwoNodesSharingALedgerNeverExceedALimit(t *testing.T) {
 	for n := range managers {
 		pl := pool
 		if n == 1 {
-			pl = secondPool(t, pool)
+			pl = pgtest.SecondPool(t, pool)
 		}
 		m, err := recovery.NewManager(recovery.Config{
 			Producers: producers[n],

@@ -22,7 +22,7 @@ import (
 // its claimer's take left it.
 func TestClaimTwoProcesses(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	stores := []*pgstore.Store{newStore(t, p1), newStore(t, secondPool(t, p1))}
+	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	ctx := t.Context()
 	require.NoError(t, stores[0].CreateProcess(ctx, workflow.Process{ID: "p", StartedAt: t0}))
 	const n, workers = 2000, 8
@@ -90,7 +90,7 @@ func TestClaimTwoProcesses(t *testing.T) {
 // consistent graph, and without an error reported.
 func TestTwoEngines(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	stores := []*pgstore.Store{newStore(t, p1), newStore(t, secondPool(t, p1))}
+	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	var (
 		errMu sync.Mutex
 		errs  []error
@@ -220,7 +220,7 @@ func TestTwoEngines(t *testing.T) {
 // with every selected process checked.
 func TestJobTwoEngines(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	stores := []*pgstore.Store{newStore(t, p1), newStore(t, secondPool(t, p1))}
+	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	engines := make([]*workflow.Engine, len(stores))
 	for i, s := range stores {
 		e, err := workflow.New(workflow.Config{Store: s, ScanBatch: 7, OnError: func(err error) { t.Error(err) }})

@@ -87,7 +87,7 @@ func TestKeyUniqueInTheDatabase(t *testing.T) {
 // one start and returned to every other, with one start task.
 func TestIdempotentStartTwoEngines(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	stores := []*pgstore.Store{newStore(t, p1), newStore(t, secondPool(t, p1))}
+	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	engines := make([]*workflow.Engine, len(stores))
 	for i, s := range stores {
 		e, err := workflow.New(workflow.Config{Store: s, OnError: func(err error) { t.Error(err) }})

@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,15 +25,6 @@ func newStore(t testing.TB, pool *pgxpool.Pool) *pgstore.Store {
 	s, err := pgstore.New(t.Context(), pool, pgstore.Options{})
 	require.NoError(t, err)
 	return s
-}
-
-// secondPool returns another pool on the schema of pool, as a second process would have.
-func secondPool(t testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.NewWithConfig(t.Context(), pool.Config())
-	require.NoError(t, err)
-	t.Cleanup(p.Close) // before pgtest drops the schema
-	return p
 }
 
 func TestStoreConformance(t *testing.T) {
@@ -93,20 +83,11 @@ func TestNewUpgradesJobs(t *testing.T) {
 // tables or finds them, and none fails.
 func TestNewConcurrently(t *testing.T) {
 	p1 := pgtest.Pool(t)
-	pools := []*pgxpool.Pool{p1, secondPool(t, p1), secondPool(t, p1)}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for _, p := range pools {
-		for range 4 {
-			wg.Go(func() {
-				<-start
-				_, err := pgstore.New(t.Context(), p, pgstore.Options{})
-				assert.NoError(t, err)
-			})
-		}
-	}
-	close(start)
-	wg.Wait()
+	pools := []*pgxpool.Pool{p1, pgtest.SecondPool(t, p1), pgtest.SecondPool(t, p1)}
+	pgtest.Together(t, pools, 12, func(_ int, p *pgxpool.Pool) error {
+		_, err := pgstore.New(t.Context(), p, pgstore.Options{})
+		return err
+	})
 	var tables int
 	require.NoError(t, p1.QueryRow(t.Context(),
 		"SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'feedkit_workflow_%'").Scan(&tables))

@@ -23,7 +23,7 @@ import (
 func twoProcesses(t *testing.T) ([]*pgstore.Store, *pgxpool.Pool) {
 	t.Helper()
 	p1 := pgtest.Pool(t)
-	return []*pgstore.Store{newStore(t, p1), newStore(t, secondPool(t, p1))}, p1
+	return []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}, p1
 }
 
 // TestClaimTwoProcesses has two processes claim 300 due notifications from 8

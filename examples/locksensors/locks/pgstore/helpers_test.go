@@ -25,15 +25,6 @@ func newStore(tb testing.TB, pool *pgxpool.Pool) *pgstore.Store {
 	return s
 }
 
-// secondPool returns another pool on the schema of pool, as a second process would have.
-func secondPool(tb testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
-	tb.Helper()
-	p, err := pgxpool.NewWithConfig(tb.Context(), pool.Config())
-	require.NoError(tb, err)
-	tb.Cleanup(p.Close) // before pgtest drops the schema
-	return p
-}
-
 // sensors registers sensors with the ids, each linked to the clients.
 func sensors(tb testing.TB, s locks.Store, ids []locks.SensorID, clients ...locks.Client) {
 	tb.Helper()

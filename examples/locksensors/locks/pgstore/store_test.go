@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,21 +46,11 @@ func TestNewTwice(t *testing.T) {
 // fails.
 func TestNewConcurrently(t *testing.T) {
 	pool := pgtest.Pool(t)
-	pools := []*pgxpool.Pool{pool, secondPool(t, pool), secondPool(t, pool)}
-	const n = 9
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			_, err := pgstore.New(t.Context(), pools[i%len(pools)], pgstore.Options{})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	pools := []*pgxpool.Pool{pool, pgtest.SecondPool(t, pool), pgtest.SecondPool(t, pool)}
+	pgtest.Together(t, pools, 9, func(_ int, p *pgxpool.Pool) error {
+		_, err := pgstore.New(t.Context(), p, pgstore.Options{})
+		return err
+	})
 	assert.Equal(t, []int{1, 2}, versions(t, pool, pgstore.DefaultTablePrefix))
 }
 
