@@ -58,3 +58,69 @@ func throttleFor(c CycleConfig, span time.Duration, n int) time.Duration {
 	}
 	return t
 }
+
+// Plan is an iteration of a cycle worked out in advance by CycleConfig.Plan.
+type Plan struct {
+	// Items is the number of items the iteration publishes.
+	Items int
+	// Throttle is the interval between two of its publishes, and after its last one. With
+	// no items it paces nothing, and is the longest the type allows. The scheduler keeps
+	// time to the microsecond: the i-th item (from 0) is published i × Throttle after the
+	// iteration began, rounded up to the microsecond (PublishedAt); its pacing computes
+	// in float seconds, so a throttle that is not a whole number of microseconds can make
+	// a publish a microsecond later still, never earlier.
+	Throttle time.Duration
+	// Duration is the time from the iteration's start to the next one's: Items ×
+	// Throttle rounded up to the microsecond, the first item being published as it
+	// starts; CoolDown when there is nothing to publish.
+	Duration time.Duration
+	// NextWindow is the length of the window the next iteration republishes; 0 for a
+	// whole collection. A FixedWindow's is TimeWindow, or longer by the overrun when the
+	// minimum throttle made the iteration outlast it; a ScalingWindow's is the Duration,
+	// as its windows follow on from each other.
+	NextWindow time.Duration
+}
+
+// Plan works out an iteration of c that has items to publish, as the scheduler runs it
+// when nothing interrupts it: its throttle, how long it takes, and the length of the next
+// iteration's window. The scheduler paces its cycles with the same rules (throttleFor,
+// nextWindow), so that an operator can preview a cycle's figures without running it:
+//
+//   - FixedWindow, TimeWindow 1h, 2 items: one every 30 minutes, an hour in all, and the
+//     next window is the last hour;
+//   - FixedWindow, MinimumThrottle 1m, 65 items: one a minute, 65 minutes, and the next
+//     window is 65 minutes long: it reaches back by the 5-minute overrun, so that no item
+//     modified meanwhile is missed;
+//   - ScalingWindow, MaximumThrottle 1m, 5 items: one a minute, 5 minutes, and the next
+//     window is those 5 minutes;
+//   - ThrottledWholeCollection, Throttle 15s, 1,000 items: 4h10m a round.
+//
+// A throttle set by an operator (Scheduler.SetThrottle) is not c's and is not taken into
+// account; a negative count is taken as 0.
+func (c CycleConfig) Plan(items int) Plan {
+	items = max(items, 0)
+	p := Plan{Items: items, Throttle: throttleFor(c, c.TimeWindow, items)}
+	p.Duration = p.PublishedAt(items)
+	if items == 0 {
+		p.Duration = c.CoolDown
+	}
+	if c.Type.Windowed() {
+		// Every window ends as its iteration begins; the next begins Duration later.
+		began := time.Unix(0, 0) // any instant: only the lengths count
+		start, end := nextWindow(c, began.Add(p.Duration), began)
+		p.NextWindow = end.Sub(start)
+	}
+	return p
+}
+
+// PublishedAt returns when the i-th item of the iteration (from 0) is published, from the
+// iteration's start: i × Throttle, rounded up to the microsecond as the scheduler's pacing
+// rounds its waits. PublishedAt(Items) is when the next iteration begins.
+func (p Plan) PublishedAt(i int) time.Duration {
+	return ceilMicro(time.Duration(i) * p.Throttle)
+}
+
+// ceilMicro rounds d up to the microsecond.
+func ceilMicro(d time.Duration) time.Duration {
+	return (d + time.Microsecond - 1).Truncate(time.Microsecond)
+}

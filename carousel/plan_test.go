@@ -1,10 +1,12 @@
 package carousel
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestThrottleFor(t *testing.T) {
@@ -73,5 +75,106 @@ func TestNextWindow(t *testing.T) {
 			assert.Equal(t, tc.start.Sub(t0), start.Sub(t0), "start")
 			assert.Equal(t, tc.end.Sub(t0), end.Sub(t0), "end")
 		})
+	}
+}
+
+func TestPlan(t *testing.T) {
+	fixed := CycleConfig{Type: FixedWindow, TimeWindow: time.Hour, MinimumThrottle: time.Minute, CoolDown: 5 * time.Minute}
+	fixedLongCoolDown := fixed
+	fixedLongCoolDown.CoolDown = 2 * time.Hour
+	scaling := CycleConfig{Type: ScalingWindow, TimeWindow: time.Hour, MinimumThrottle: 10 * time.Second,
+		MaximumThrottle: time.Minute, CoolDown: 5 * time.Minute}
+	whole := CycleConfig{Type: ThrottledWholeCollection, Throttle: 15 * time.Second, CoolDown: time.Minute}
+	for _, tc := range []struct {
+		name  string
+		cfg   CycleConfig
+		items int
+		want  Plan
+	}{
+		{"fixed: 2 items in an hour, one every 30 minutes", fixed, 2, Plan{2, 30 * time.Minute, time.Hour, time.Hour}},
+		{"fixed: 65 items at the 1m minimum take 65 minutes; the next window reaches back by the overrun", fixed, 65,
+			Plan{65, time.Minute, 65 * time.Minute, 65 * time.Minute}},
+		{"fixed: 60 items, exactly the minimum", fixed, 60, Plan{60, time.Minute, time.Hour, time.Hour}},
+		{"fixed: one item takes the window", fixed, 1, Plan{1, time.Hour, time.Hour, time.Hour}},
+		{"fixed: 7 items, the window divided, the duration to the microsecond", fixed, 7, Plan{7, time.Hour / 7, time.Hour, time.Hour}},
+		{"fixed: nothing, the cool-down; the next window the last hour", fixed, 0, Plan{0, time.Hour, 5 * time.Minute, time.Hour}},
+		{"fixed: nothing, a cool-down longer than the window: the next reaches back", fixedLongCoolDown, 0,
+			Plan{0, time.Hour, 2 * time.Hour, 2 * time.Hour}},
+		{"scaling: 5 items at the 1m maximum take 5 minutes, the next window those", scaling, 5,
+			Plan{5, time.Minute, 5 * time.Minute, 5 * time.Minute}},
+		{"scaling: 100 items, between the bounds", scaling, 100, Plan{100, 36 * time.Second, time.Hour, time.Hour}},
+		{"scaling: 1000 items at the 10s minimum", scaling, 1000,
+			Plan{1000, 10 * time.Second, 10000 * time.Second, 10000 * time.Second}},
+		{"scaling: nothing, the cool-down", scaling, 0, Plan{0, time.Minute, 5 * time.Minute, 5 * time.Minute}},
+		{"whole collection: 1000 items at 15s", whole, 1000, Plan{1000, 15 * time.Second, 4*time.Hour + 10*time.Minute, 0}},
+		{"whole collection: nothing, the cool-down", whole, 0, Plan{0, 15 * time.Second, time.Minute, 0}},
+		{"a negative count is none", whole, -3, Plan{0, 15 * time.Second, time.Minute, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.cfg.Plan(tc.items))
+		})
+	}
+}
+
+// The scheduler runs an iteration as Plan says: its items at Throttle, the next iteration
+// Duration after it began, over a window NextWindow long that holds what was modified
+// from its start on, and nothing before.
+func TestSchedulerFollowsPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   CycleConfig
+		items int
+	}{
+		{"fixed, 2 items", CycleConfig{Type: FixedWindow, TimeWindow: time.Hour, MinimumThrottle: time.Minute}, 2},
+		{"fixed, 65 items, overrun", CycleConfig{Type: FixedWindow, TimeWindow: time.Hour, MinimumThrottle: time.Minute}, 65},
+		{"fixed, 7 items", CycleConfig{Type: FixedWindow, TimeWindow: time.Hour, MinimumThrottle: time.Minute}, 7},
+		{"scaling, 5 items", CycleConfig{Type: ScalingWindow, TimeWindow: time.Hour, MinimumThrottle: 10 * time.Second, MaximumThrottle: time.Minute}, 5},
+		{"scaling, 100 items", CycleConfig{Type: ScalingWindow, TimeWindow: time.Hour, MinimumThrottle: 10 * time.Second, MaximumThrottle: time.Minute}, 100},
+		{"whole collection, 10 items", CycleConfig{Type: ThrottledWholeCollection, Throttle: 15 * time.Second}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Name, cfg.Origin, cfg.Collection, cfg.CoolDown = "c", "o", "c", 5*time.Minute
+			plan := cfg.Plan(tc.items)
+			r := newRig(t, nil)
+			r.put("c", items("i", tc.items, func(i int) time.Time { return t0.Add(-time.Hour + time.Duration(i)*time.Second) })...)
+			r.add(cfg)
+			r.start()
+
+			got := r.publishes(tc.items, nil)
+			for i, at := range offsets(got) {
+				onTime(t, plan.PublishedAt(i), at, "item %d, one every Throttle", i)
+			}
+
+			if !cfg.Type.Windowed() {
+				got = r.publishes(1, nil)
+				onTime(t, plan.Duration, got[0].at.Sub(t0), "the next round begins Duration in")
+				return
+			}
+			// Modified at the first instant of the next window, and the instant before.
+			next := t0.Add(plan.Duration - plan.NextWindow)
+			r.put("c", Item{ID: "first-in-window", Modified: next}, Item{ID: "just-before", Modified: next.Add(-time.Nanosecond)})
+			got = r.publishes(1, nil)
+			assert.Equal(t, "first-in-window", got[0].id)
+			onTime(t, plan.Duration, got[0].at.Sub(t0), "the next iteration begins Duration in")
+			st, err := r.s.Cycle("c")
+			require.NoError(t, err)
+			assert.Equal(t, 2, st.Metadata.Iteration)
+			assert.Equal(t, 1, st.Metadata.Total, "nothing modified before the window's start")
+			assert.Equal(t, next, st.Metadata.WindowStart, "the window begins where Plan says")
+			onTime(t, plan.NextWindow, st.Metadata.WindowEnd.Sub(st.Metadata.WindowStart), "the window's length")
+			onTime(t, plan.Duration, st.Metadata.WindowEnd.Sub(t0), "the window ends as the iteration begins")
+		})
+	}
+}
+
+// onTime checks that got, a time the scheduler acted at, is want or at most a microsecond
+// later: the pacing computes in float seconds and rounds its waits up to the microsecond,
+// so a throttle that is not a whole number of microseconds can come out one late (never
+// early, and the windows still meet, so nothing is missed).
+func onTime(t *testing.T, want, got time.Duration, msg string, args ...any) {
+	t.Helper()
+	if got < want || got > want+time.Microsecond {
+		t.Errorf("%s: at %v, want %v or a microsecond later", fmt.Sprintf(msg, args...), got, want)
 	}
 }
