@@ -31,7 +31,8 @@ type BrokerOptions struct {
 	// QueueCapacity bounds each subscription's queue; Publish waits while a queue it routes
 	// to is full, as RabbitMQ's flow control slows a publisher. 0 means DefaultQueueCapacity.
 	QueueCapacity int
-	// Clock stamps ReceivedAt; nil is the wall clock. (a clocktest.Fake in tests).
+	// Clock stamps ReceivedAt as each message is handed to its receiver; nil is the wall
+	// clock (a clocktest.Fake in tests).
 	Clock clock.Clock
 }
 
@@ -103,12 +104,13 @@ func (b *Broker) Publish(ctx context.Context, routingKey string, body []byte) er
 		b.lostWhileDown.Add(uint64(len(targets)))
 		return nil
 	}
-	// Like a real broker, keep a copy: the publisher may reuse its buffer.
-	d := feed.Delivery{RoutingKey: routingKey, Body: bytes.Clone(body), ReceivedAt: b.clock.Now()}
 	// Counted before the first queue can hand it on, so that Published never lags what the
 	// receivers have seen; taken back if the publisher gives up.
 	b.published.Add(1)
 	for _, s := range targets {
+		// Like a real broker, every queue keeps a copy of its own: the publisher may reuse
+		// its buffer, and each receiver is handed its body for good (feed.Delivery).
+		d := feed.Delivery{RoutingKey: routingKey, Body: bytes.Clone(body)}
 		ok, err := s.q.put(ctx, item{d: d}, epoch)
 		if err != nil {
 			b.published.Add(^uint64(0))
@@ -128,6 +130,9 @@ func (b *Broker) Subscribe(ctx context.Context, bindings []string, r feed.Receiv
 	}
 	if r == nil {
 		return nil, errors.New("feedtest: Subscribe: receiver is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	s := &brokerSub{b: b, r: r, q: newItemQueue(b.capacity), done: make(chan struct{})}
 	for _, p := range bindings {
@@ -261,6 +266,9 @@ func (s *brokerSub) run() {
 		case it.down != nil:
 			s.r.ConnectionDown(it.down)
 		default:
+			// Stamped as it leaves the queue, as a RabbitMQ consumer stamps what it reads:
+			// the time a message waited for a busy receiver is not hidden.
+			it.d.ReceivedAt = s.b.clock.Now()
 			s.b.delivered.Add(1)
 			s.r.Receive(it.d)
 		}

@@ -253,18 +253,20 @@ func TestBrokerDeliversInPublishOrderPerSubscription(t *testing.T) {
 	assert.Equal(t, uint64(n+n-(n+2)/3), b.Stats().Delivered)
 }
 
+// TestBrokerStampsReceivedAtWithItsClock: the Broker stamps a message with its clock as
+// it hands it over, so a message that waited for a busy receiver carries the later time.
 func TestBrokerStampsReceivedAtWithItsClock(t *testing.T) {
 	start := ms(1764152400000)
 	fc := clocktest.NewFake(start)
 	b := newTestBroker(t, feedtest.BrokerOptions{Clock: fc})
-	r := newFakeReceiver()
+	r := newGatedReceiver()
 	subscribe(t, b, r, "#")
 
 	publish(t, b, oddsKey.String(), "first")
-	fc.Advance(1500 * time.Millisecond)
-	publish(t, b, oddsKey.String(), "second")
-
 	assert.Equal(t, start, r.expectMessage(t, "first").ReceivedAt)
+	publish(t, b, oddsKey.String(), "second") // published at start, waits in the queue
+	fc.Advance(1500 * time.Millisecond)
+	close(r.gate)
 	assert.Equal(t, start.Add(1500*time.Millisecond), r.expectMessage(t, "second").ReceivedAt)
 }
 
