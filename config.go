@@ -40,12 +40,14 @@ type Config struct {
 	// derived from RecoveryAPI.AccessToken, so that every process of one account shares
 	// the rate limits of a shared Ledger.
 	Recovery recovery.Config
-	// Concurrent configures the concurrent listener; with Concurrent.Enabled false the
-	// sessions deliver serially, one listener call at a time in arrival order, and
-	// producer ups are held back all the same.
-	Concurrent concurrent.Config
-	// QueueSize bounds each session's serial queue when Concurrent.Enabled is false; 0
-	// means feed.DefaultQueueSize.
+	// Concurrent, when set, delivers each session's messages through a concurrent
+	// listener: matches in parallel, each match's messages in order (&concurrent.Config{}
+	// for its defaults). nil delivers serially, one listener call at a time in arrival
+	// order. Producer ups are held back until the recovery's messages are processed
+	// either way.
+	Concurrent *concurrent.Config
+	// QueueSize bounds each session's serial queue, when Concurrent is nil; 0 means
+	// feed.DefaultQueueSize.
 	QueueSize int
 	// MaxBodySize is the largest message body accepted; 0 means feed.DefaultMaxBodySize.
 	MaxBodySize int
@@ -80,8 +82,8 @@ func (c *Config) check() error {
 		return errors.New("feedkit: Config.Recovery.Sessions is set by New from Config.Sessions")
 	case c.Recovery.Node.IsSet():
 		return errors.New("feedkit: Config.Recovery.Node is set by New (configure Config.Node)")
-	case c.Concurrent.Enabled && c.QueueSize != 0:
-		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Concurrent.Enabled set Concurrent.QueueSize")
+	case c.Concurrent != nil && c.QueueSize != 0:
+		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Config.Concurrent set, set Concurrent.QueueSize")
 	}
 	for i, s := range c.Sessions {
 		if s.Listener == nil {

@@ -183,7 +183,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 			CheckInterval:   e2eCheckInterval,
 			Clock:           clk,
 		},
-		Concurrent: concurrent.Config{Enabled: threads > 0, Threads: threads},
+		Concurrent: delivery(threads),
 	})
 	require.NoError(t, err)
 	require.NoError(t, sdk.Open(ctx))
@@ -332,4 +332,12 @@ func (g *globalLog) none(t *testing.T) {
 		t.Fatalf("unexpected call %q", c)
 	default:
 	}
+}
+
+// delivery is the SDK's delivery for a test run with threads workers: serial for 0.
+func delivery(threads int) *concurrent.Config {
+	if threads == 0 {
+		return nil
+	}
+	return &concurrent.Config{Threads: threads}
 }

@@ -45,7 +45,7 @@ func ExampleNew() {
 		Global:      global,
 		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 		Recovery:    recovery.Config{Producers: []feed.Producer{lo}},
-		Concurrent:  concurrent.Config{Enabled: true},
+		Concurrent:  &concurrent.Config{},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/clock/clocktest"
-	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/internal/pgtest"
@@ -98,7 +97,7 @@ func (r *lossRig) open() {
 			Store:           r.store,
 			Clock:           r.clk,
 		},
-		Concurrent: concurrent.Config{Enabled: r.threads > 0, Threads: r.threads},
+		Concurrent: delivery(r.threads),
 	})
 	require.NoError(r.t, err)
 	require.NoError(r.t, sdk.Open(r.ctx))

@@ -32,7 +32,7 @@ type SDK struct {
 	manager   *recovery.Manager
 	sessions  []*feed.Session
 	workers   []*concurrent.OddsFeedListener // nil entries with serial delivery
-	serial    []*trackedSerial
+	serial    []*concurrent.SerialListener   // nil entries with the concurrent listener
 	logger    *slog.Logger
 
 	mu     sync.Mutex
@@ -90,7 +90,12 @@ func New(cfg Config) (*SDK, error) {
 	if err != nil {
 		_ = s.global.Close(context.Background())
 	} else {
+		// The recovery point follows the listeners: it moves with the processed point, is
+		// held before a message whose call failed, and the manager's delay check hears
+		// of every call that returned.
 		s.tracker.OnProcessed(s.manager.ProcessedThrough)
+		s.tracker.OnCallFailed(s.manager.ListenerFailed)
+		s.tracker.OnCallReturned(s.manager.ObserveProcessed)
 	}
 	if errors.Is(err, recovery.ErrNoRequester) {
 		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", recovery.EnabledEnv)
@@ -110,36 +115,35 @@ func New(cfg Config) (*SDK, error) {
 func (s *SDK) addSession(i int, sc SessionConfig) error {
 	var disp feed.Dispatcher
 	var workers *concurrent.OddsFeedListener
-	var serial *trackedSerial
+	var serial *concurrent.SerialListener
 	var stream *concurrent.Stream
-	h := &hooked{l: sc.Listener, processed: s.manager.ObserveProcessed, failed: s.manager.ListenerFailed}
-	if s.cfg.Concurrent.Enabled {
-		cc := s.cfg.Concurrent
+	if s.cfg.Concurrent != nil {
+		cc := *s.cfg.Concurrent
 		if cc.OnError == nil {
 			cc.OnError = s.cfg.OnError
 		}
 		if cc.Logger == nil {
 			cc.Logger = s.cfg.Logger
 		}
-		w, err := concurrent.NewOddsFeedListener(h, s.tracker, cc)
+		w, err := concurrent.NewOddsFeedListener(sc.Listener, s.tracker, cc)
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.Concurrent: %w", err)
 		}
 		disp, workers, stream = w, w, w.Stream()
 	} else {
-		ts, err := newTrackedSerial(h, s.tracker, feed.DispatcherOptions{
+		sl, err := concurrent.NewSerialListener(sc.Listener, s.tracker, concurrent.SerialConfig{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
 		}
-		disp, serial, stream = ts, ts, ts.stream
+		disp, serial, stream = sl, sl, sl.Stream()
 	}
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
 		Interest:    sc.Interest,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
 		Global:      s.global,
-		System:      systemMarks{next: s.manager.SystemHandler(i), stream: stream},
+		System:      stream.MarkAlives(s.manager.SystemHandler(i)),
 		MaxBodySize: s.cfg.MaxBodySize,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,
@@ -251,7 +255,7 @@ func (s *SDK) Stats() Stats {
 			cs := w.Stats()
 			d.Concurrent = &cs
 		} else {
-			ss := s.serial[i].inner.Stats()
+			ss := s.serial[i].Stats()
 			d.Serial = &ss
 		}
 		st.Delivery = append(st.Delivery, d)

@@ -38,8 +38,8 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 		{func(c *feedkit.Config) { c.Recovery.Sessions = 2 }, "Config.Recovery.Sessions is set by New"},
 		{func(c *feedkit.Config) { c.Recovery.Node = feed.Node(1) }, "Config.Recovery.Node is set by New"},
 		{func(c *feedkit.Config) { c.Recovery.CheckInterval = -1 }, "Config.CheckInterval"},
-		{func(c *feedkit.Config) { c.Concurrent = concurrent.Config{Enabled: true, Threads: -1} }, "Config.Concurrent"},
-		{func(c *feedkit.Config) { c.Concurrent.Enabled, c.QueueSize = true, 5 }, "Config.QueueSize is for serial delivery"},
+		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Threads: -1} }, "Config.Concurrent"},
+		{func(c *feedkit.Config) { c.Concurrent, c.QueueSize = &concurrent.Config{}, 5 }, "Config.QueueSize is for serial delivery"},
 		{func(c *feedkit.Config) { c.QueueSize = -1 }, "Config.QueueSize"},
 	}
 	for _, c := range cases {

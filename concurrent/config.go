@@ -17,10 +17,6 @@ const maxThreads = 1 << 14
 
 // Config configures an OddsFeedListener. The zero value of each field means its default.
 type Config struct {
-	// Enabled is the switch for code that assembles an SDK from a configuration: whether
-	// to wrap the listeners with this package or deliver serially. NewOddsFeedListener
-	// does not read it.
-	Enabled bool
 	// Threads is the number of workers; 0 means DefaultThreads.
 	Threads int
 	// QueueSize bounds the tasks waiting for a worker, over all matches; 0 means

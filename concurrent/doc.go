@@ -3,14 +3,12 @@
 // listener in the order they arrived, and the news that a producer is up reaches the
 // customer only after every message of the recovery behind it has been processed.
 //
-// It implements the seed's concurrent listener, with these names:
-//
-//	seed                                 package concurrent
-//	ConcurrentOddsFeedListener           OddsFeedListener (a feed.Dispatcher)
-//	ConcurrentSDKGlobalEventsListener    GlobalEventsListener
-//	TaskLifecycleTracker                 TaskLifecycleTracker
-//	RecoveryContext                      RecoveryContext
-//	ConcurrentListenerConfig             Config
+// OddsFeedListener (a feed.Dispatcher) runs the customer's feed.OddsFeedListener on a pool
+// of workers; SerialListener is its serial twin, for a listener that must see every
+// message in arrival order across matches; GlobalEventsListener wraps the customer's
+// feed.GlobalEventsListener and holds each producer's up back; a TaskLifecycleTracker,
+// shared by all of them, counts the tasks of each RecoveryContext (a producer and the
+// request id of a recovery, or live messages).
 //
 // # Scheduling by match
 //
@@ -21,9 +19,9 @@
 // holds that one worker and delays no other match while a worker is free (and until its
 // own queued tasks fill Config.QueueSize, which then slows the reading side down).
 //
-// The seed hashed matches onto a fixed set of single-worker queues instead, so a stalled
-// match held up every match that hashed to its queue; the benchmarks keep that design as
-// the baseline (BenchmarkHeadOfLine).
+// Hashing matches onto a fixed set of single-worker queues, the usual design, would let
+// a stalled match hold up every match that hashed to its queue; the benchmarks keep that
+// design as the baseline (BenchmarkHeadOfLine).
 //
 //	session reading goroutine ──Dispatch──► per-match FIFOs ──► ready list ──► workers ──► decode ──► customer OddsFeedListener
 //	                                            │                                 │
@@ -45,13 +43,24 @@
 //
 // # Wiring
 //
-// One TaskLifecycleTracker is shared by the SDK's OddsFeedListeners (one per session) and
-// its GlobalEventsListener:
+// The SDK in package feedkit does this wiring; a program that assembles the parts itself
+// shares one TaskLifecycleTracker between the dispatchers (one per session) and the global
+// listener, tells the tracker what the recovery manager needs to hear, and reports each
+// session's alives to its dispatcher's Stream:
 //
 //	tracker := concurrent.NewTaskLifecycleTracker()
+//	tracker.OnProcessed(manager.ProcessedThrough)   // the recovery point follows the listeners
+//	tracker.OnCallFailed(manager.ListenerFailed)    // a failed call is replayed by the next recovery
+//	tracker.OnCallReturned(manager.ObserveProcessed) // the processing-delay check
 //	odds, _ := concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
+//	// or, one call at a time in arrival order:
+//	// odds, _ := concurrent.NewSerialListener(myListener, tracker, concurrent.SerialConfig{})
 //	global, _ := concurrent.NewGlobalEventsListener(myGlobal, tracker, concurrent.GlobalConfig{})
-//	session, _ := feed.NewSession(transport, feed.SessionConfig{Dispatcher: odds, Global: global})
+//	session, _ := feed.NewSession(transport, feed.SessionConfig{
+//		Dispatcher: odds,
+//		Global:     global,
+//		System:     odds.Stream().MarkAlives(manager.SystemHandler(0)),
+//	})
 //	...
 //	session.Close(ctx) // closes odds, its dispatcher, too
 //	global.Close(ctx)  // the session does not own the global listener

@@ -24,6 +24,7 @@ import (
 // status back until the customer has seen every message of the recovery.
 type OddsFeedListener struct {
 	l       feed.OddsFeedListener
+	hooked  *hooked // l, telling the tracker's call hooks
 	tracker *TaskLifecycleTracker
 	stream  *Stream // what Dispatch is given, for the tracker's processed point
 	cfg     settings
@@ -61,6 +62,7 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 	}
 	c := &OddsFeedListener{
 		l:       l,
+		hooked:  &hooked{l: l, t: tracker},
 		tracker: tracker,
 		stream:  tracker.NewStream(),
 		cfg:     s,
@@ -117,7 +119,7 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	k := c.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	k.Start()
 	c.inlineRunning.Add(1)
-	err := feed.Deliver(c.ctx, c.l, &ev)
+	err := feed.Deliver(c.ctx, c.listener(), &ev)
 	c.inlineRunning.Add(-1)
 	k.Complete()
 	c.inline.Add(1)
@@ -184,15 +186,24 @@ func (c *OddsFeedListener) run(w *worker, t *task) {
 	t.ticket.Start()
 	w.busy.Store(true)
 	var err error
-	if t.msg != nil {
-		err = feed.Call(c.ctx, c.l, t.msg)
+	if l := c.listener(); t.msg != nil {
+		err = feed.Call(c.ctx, l, t.msg)
 	} else {
-		err = feed.Deliver(c.ctx, c.l, &t.ev)
+		err = feed.Deliver(c.ctx, l, &t.ev)
 	}
 	w.busy.Store(false)
 	t.ticket.Complete()
 	w.completed.Add(1)
 	c.rep.Report(c.ctx, err)
+}
+
+// listener returns the customer's listener as the workers call it: through hooked once the
+// tracker has call hooks, so that without them a call costs nothing more.
+func (c *OddsFeedListener) listener() feed.OddsFeedListener {
+	if c.tracker.calls.Load() != nil {
+		return c.hooked
+	}
+	return c.l
 }
 
 // Close stops taking tasks, lets the workers finish the queued ones and returns once every

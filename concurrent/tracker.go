@@ -56,6 +56,8 @@ type TaskLifecycleTracker struct {
 	streams     []*Stream            // the processed point's streams, one per session
 	points      map[int]time.Time    // processed point by producer
 	onProcessed func(int, time.Time) // told when a point moves on
+
+	calls atomic.Pointer[callHooks] // told of each listener call; nil for none
 }
 
 // tracked holds one context's counts. allocated and pending change under the tracker's

@@ -152,6 +152,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	start := time.Now()
 	tally := newTally(out, start, ledger)
+	var workers *concurrent.Config // serial delivery
+	if o.threads > 0 {
+		workers = &concurrent.Config{Threads: o.threads}
+	}
 	sdk, err := feedkit.New(feedkit.Config{
 		Transport:   link.transport,
 		Node:        feed.Node(1),
@@ -163,7 +167,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
 			CheckInterval:   checkInterval,
 		},
-		Concurrent: concurrent.Config{Enabled: o.threads > 0, Threads: o.threads},
+		Concurrent: workers,
 		OnError:    tally.onError,
 	})
 	if err != nil {

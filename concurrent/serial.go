@@ -1,0 +1,139 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/feedkit/feedkit/feed"
+)
+
+// SerialConfig configures a SerialListener. The zero value of each field means its
+// default.
+type SerialConfig struct {
+	// QueueSize bounds the messages waiting for delivery; 0 means feed.DefaultQueueSize.
+	// At the bound Dispatch blocks until the listener takes one: nothing is dropped.
+	QueueSize int
+	// OnError receives every delivery error: unparsable messages (after the listener's
+	// OnUnparsableMessage) and *feed.ListenerError for listener calls that failed or
+	// panicked.
+	OnError func(error)
+	// Logger logs the same errors; nil is silent.
+	Logger *slog.Logger
+}
+
+// SerialListener delivers the messages of a session to a customer's feed.OddsFeedListener
+// one at a time, in the order they arrived, as feed.SerialDispatcher does (it runs one),
+// and tracks each as a task of its RecoveryContext on a Stream of the tracker, as
+// OddsFeedListener does: a GlobalEventsListener sharing the tracker holds a producer's up
+// back until the recovery's messages are processed, the processed point follows the
+// listener, and the tracker's call hooks (OnCallFailed, OnCallReturned) are told of each
+// call. It is the serial twin of OddsFeedListener, for a listener that must see every
+// message in arrival order, across matches.
+type SerialListener struct {
+	inner  *feed.SerialDispatcher
+	stream *Stream
+
+	// A SerialDispatcher calls the listener exactly once per event, in dispatch order, so
+	// the tickets pair with the calls through a FIFO: Dispatch appends, each call takes
+	// the head.
+	mu      sync.Mutex
+	tickets []numbered
+	seq     uint64 // the number of the last ticket queued
+}
+
+type numbered struct {
+	seq uint64
+	k   Ticket
+}
+
+var _ feed.Dispatcher = (*SerialListener)(nil)
+
+// NewSerialListener starts a serial dispatcher that delivers to l, tracking every task in
+// tracker. A bad SerialConfig is refused with the field named.
+func NewSerialListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg SerialConfig) (*SerialListener, error) {
+	switch {
+	case l == nil:
+		return nil, errors.New("concurrent: NewSerialListener: listener is nil")
+	case tracker == nil:
+		return nil, errors.New("concurrent: NewSerialListener: tracker is nil")
+	case cfg.QueueSize < 0:
+		return nil, fmt.Errorf("concurrent: SerialConfig.QueueSize %d must not be negative (0 means %d)",
+			cfg.QueueSize, feed.DefaultQueueSize)
+	}
+	s := &SerialListener{stream: tracker.NewStream()}
+	inner, err := feed.NewSerialDispatcher(&hooked{l: l, t: tracker, enter: s.enter},
+		feed.DispatcherOptions{QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: %w", err)
+	}
+	s.inner = inner
+	return s, nil
+}
+
+// Dispatch records ev as a task of its recovery, on the listener's Stream, and queues it.
+// It blocks while SerialConfig.QueueSize messages wait, and returns ctx.Err() if ctx ends
+// first, or feed.ErrDispatcherClosed after Close; ev is then not delivered.
+func (s *SerialListener) Dispatch(ctx context.Context, ev feed.Event) error {
+	k := s.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.tickets = append(s.tickets, numbered{seq, k})
+	s.mu.Unlock()
+	if err := s.inner.Dispatch(ctx, ev); err != nil {
+		// Not queued, so not delivered: the ticket is the last one, unless a Close that
+		// gave up waiting has abandoned every ticket already.
+		s.mu.Lock()
+		mine := len(s.tickets) > 0 && s.tickets[len(s.tickets)-1].seq == seq
+		if mine {
+			s.tickets = s.tickets[:len(s.tickets)-1]
+		}
+		s.mu.Unlock()
+		if mine {
+			k.Abandon()
+		}
+		return err
+	}
+	return nil
+}
+
+// Stream returns the stream of the messages given to Dispatch, for the tracker's
+// processed point: report each alive the session reads to it (Stream.MarkAlives), on
+// the goroutine that calls Dispatch.
+func (s *SerialListener) Stream() *Stream { return s.stream }
+
+// Close stops taking messages, delivers those queued and returns once the listener is
+// done with them. If ctx ends first, the queued messages are abandoned (and recorded so
+// in the tracker), the context passed to the listener is cancelled, and Close returns
+// ctx.Err() without waiting for a listener call that ignores its context.
+func (s *SerialListener) Close(ctx context.Context) error {
+	err := s.inner.Close(ctx)
+	s.mu.Lock()
+	rest := s.tickets
+	s.tickets = nil
+	s.mu.Unlock()
+	for _, n := range rest {
+		n.k.Abandon()
+	}
+	return err
+}
+
+// Stats returns the counters of the serial dispatcher.
+func (s *SerialListener) Stats() feed.DispatcherStats { return s.inner.Stats() }
+
+// enter starts the ticket of the event being delivered and returns its completion.
+func (s *SerialListener) enter() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tickets) == 0 {
+		return nil // delivered after Close abandoned it
+	}
+	k := s.tickets[0].k
+	s.tickets[0] = numbered{}
+	s.tickets = s.tickets[1:]
+	k.Start()
+	return k.Complete
+}
