@@ -63,9 +63,8 @@ type ProcessPrefs struct {
 	RestartBroken bool
 }
 
-// Config configures an Engine. Store is required.
+// Config holds an Engine's preferences; the zero value has the defaults.
 type Config struct {
-	Store Store
 	// Actors and Processes hold the preferences by actor and process type; a type not
 	// listed has the defaults.
 	Actors    map[string]ActorPrefs
@@ -93,9 +92,6 @@ type actor struct {
 }
 
 func (c *Config) check() error {
-	if c.Store == nil {
-		return fmt.Errorf("workflow: Config.Store is nil")
-	}
 	for name, a := range c.Actors {
 		switch {
 		case a.WorkTimeout < 0:

@@ -19,21 +19,22 @@ func TestBadConfigAndRequestsNameTheField(t *testing.T) {
 		cfg  workflow.Config
 		want string
 	}{
-		{workflow.Config{}, "Config.Store is nil"},
-		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {WorkTimeout: -1}}}, `Config.Actors["pay"].WorkTimeout`},
-		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {TaskTimeout: -1}}}, `Config.Actors["pay"].TaskTimeout`},
-		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{MaxAttempts: -1}}}}, `Config.Actors["pay"].Retry.MaxAttempts`},
-		{workflow.Config{Store: store, Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{Initial: time.Minute, Max: time.Second}}}}, `Config.Actors["pay"].Retry`},
-		{workflow.Config{Store: store, Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: -1}}}, `Config.Processes["order"]`},
-		{workflow.Config{Store: store, ScanInterval: -1}, "Config.ScanInterval"},
-		{workflow.Config{Store: store, ScanBatch: -1}, "Config.ScanBatch -1"},
-		{workflow.Config{Store: store, ScanBatch: workflow.MaxLimit + 1}, "Config.ScanBatch 1001"},
+		{workflow.Config{Actors: map[string]workflow.ActorPrefs{"pay": {WorkTimeout: -1}}}, `Config.Actors["pay"].WorkTimeout`},
+		{workflow.Config{Actors: map[string]workflow.ActorPrefs{"pay": {TaskTimeout: -1}}}, `Config.Actors["pay"].TaskTimeout`},
+		{workflow.Config{Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{MaxAttempts: -1}}}}, `Config.Actors["pay"].Retry.MaxAttempts`},
+		{workflow.Config{Actors: map[string]workflow.ActorPrefs{"pay": {Retry: workflow.RetryPolicy{Initial: time.Minute, Max: time.Second}}}}, `Config.Actors["pay"].Retry`},
+		{workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: -1}}}, `Config.Processes["order"]`},
+		{workflow.Config{ScanInterval: -1}, "Config.ScanInterval"},
+		{workflow.Config{ScanBatch: -1}, "Config.ScanBatch -1"},
+		{workflow.Config{ScanBatch: workflow.MaxLimit + 1}, "Config.ScanBatch 1001"},
 	}
 	for _, c := range cases {
-		_, err := workflow.New(c.cfg)
+		_, err := workflow.New(store, c.cfg)
 		assert.ErrorContains(t, err, c.want)
 	}
-	e, err := workflow.New(workflow.Config{Store: store})
+	_, err := workflow.New(nil, workflow.Config{})
+	assert.ErrorContains(t, err, "store is nil")
+	e, err := workflow.New(store, workflow.Config{})
 	require.NoError(t, err)
 	_, _, err = e.Start(t.Context(), workflow.StartRequest{Start: workflow.TaskSpec{ActorType: "x"}})
 	assert.ErrorContains(t, err, "StartRequest.Type is empty")

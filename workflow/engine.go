@@ -33,8 +33,12 @@ type Engine struct {
 	passes broadcast.Signal // notified at the end of each pass of Run
 }
 
-// New checks cfg and returns an engine.
-func New(cfg Config) (*Engine, error) {
+// New checks cfg and returns an engine that keeps its processes in store (a
+// MemoryStore, or a shared one such as workflow/pgstore's for several processes).
+func New(store Store, cfg Config) (*Engine, error) {
+	if store == nil {
+		return nil, errors.New("workflow: New: store is nil")
+	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -44,7 +48,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ScanBatch == 0 {
 		cfg.ScanBatch = DefaultScanBatch
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, clock: clock.OrReal(cfg.Clock), logger: cfg.Logger,
+	e := &Engine{cfg: cfg, store: store, clock: clock.OrReal(cfg.Clock), logger: cfg.Logger,
 		counters: Counters{WorkTimeoutsByActor: map[string]uint64{}}, limiters: map[string]*rate.Limiter{}}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)

@@ -82,9 +82,9 @@ type rig struct {
 
 func newRig(t *testing.T, cfg workflow.Config) *rig {
 	r := &rig{t: t, clk: clocktest.NewFake(t0), store: &faulty{Store: workflow.NewMemoryStore(), fail: map[string]int{}}}
-	cfg.Store, cfg.Clock = r.store, r.clk
+	cfg.Clock = r.clk
 	cfg.OnError = func(err error) { r.mu.Lock(); r.errs = append(r.errs, err); r.mu.Unlock() }
-	e, err := workflow.New(cfg)
+	e, err := workflow.New(r.store, cfg)
 	require.NoError(t, err)
 	r.e = e
 	return r

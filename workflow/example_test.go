@@ -15,7 +15,7 @@ import (
 // the actors in a real program.
 func ExampleEngine() {
 	ctx := context.Background()
-	engine, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore()})
+	engine, err := workflow.New(workflow.NewMemoryStore(), workflow.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ func ExampleEngine() {
 // order's arguments is refused.
 func ExampleEngine_Start() {
 	ctx := context.Background()
-	engine, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore()})
+	engine, err := workflow.New(workflow.NewMemoryStore(), workflow.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -71,7 +71,7 @@ func ExampleEngine_Start() {
 // once Run has made its pass there, without a sleep or a poll.
 func ExampleEngine_Flush() {
 	fake := clocktest.NewFake(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	engine, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore(), Clock: fake,
+	engine, err := workflow.New(workflow.NewMemoryStore(), workflow.Config{Clock: fake,
 		ScanInterval: time.Minute, Actors: map[string]workflow.ActorPrefs{"pay": {WorkTimeout: 5 * time.Minute}}})
 	if err != nil {
 		fmt.Println(err)

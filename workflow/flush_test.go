@@ -22,7 +22,7 @@ var flushEpoch = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 func flushEngine(t *testing.T) (*workflow.Engine, *clocktest.Fake) {
 	t.Helper()
 	fake := clocktest.NewFake(flushEpoch)
-	e, err := workflow.New(workflow.Config{Store: workflow.NewMemoryStore(), Clock: fake, ScanInterval: time.Minute,
+	e, err := workflow.New(workflow.NewMemoryStore(), workflow.Config{Clock: fake, ScanInterval: time.Minute,
 		Actors:    map[string]workflow.ActorPrefs{"pay": {WorkTimeout: 5 * time.Minute}},
 		Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Hour}}})
 	require.NoError(t, err)

@@ -12,7 +12,7 @@ import (
 
 var _ Store = (*MemoryStore)(nil)
 
-// MemoryStore is the in-memory Store: the default for a single process, and the
+// MemoryStore is the in-memory Store: the one for a single process, and the
 // reference the conformance suite (workflow/workflowtest) holds other stores to.
 //
 // One mutex guards everything: every method is a short critical section of map and heap

@@ -208,7 +208,7 @@ func TestMassRecoveryJob(t *testing.T) {
 	assert.Equal(t, 2, paused.Done, "a paused job does nothing")
 
 	// Another engine on the same store resumes it where it was.
-	other, err := workflow.New(workflow.Config{Store: r.store, Clock: r.clk, ScanBatch: 2})
+	other, err := workflow.New(r.store, workflow.Config{Clock: r.clk, ScanBatch: 2})
 	require.NoError(t, err)
 	_, err = other.ResumeJob(ctx, job.ID)
 	require.NoError(t, err)
@@ -327,7 +327,7 @@ func TestJobBatchLeasedToOneEngine(t *testing.T) {
 	for range 3 {
 		r.start()
 	}
-	other, err := workflow.New(workflow.Config{Store: r.store, Clock: r.clk, ScanBatch: 3})
+	other, err := workflow.New(r.store, workflow.Config{Clock: r.clk, ScanBatch: 3})
 	require.NoError(t, err)
 	job, err := r.e.StartJob(ctx, workflow.Query{}, nil, 1)
 	require.NoError(t, err)

@@ -92,14 +92,14 @@ func newService(ctx context.Context, cfg serviceConfig) (*service, error) {
 	}
 
 	var err error
-	s.notifier, err = locks.NewNotifier(locks.NotifierConfig{Store: s.store, Schedule: cfg.schedule,
+	s.notifier, err = locks.NewNotifier(s.store, locks.NotifierConfig{Schedule: cfg.schedule,
 		MaxAttempts: cfg.maxAttempts, Workers: cfg.workers, PollInterval: cfg.poll, Clock: cfg.clock, Logger: cfg.logger})
 	if err == nil {
-		s.liveness, err = locks.NewLiveness(locks.LivenessConfig{Store: s.store, Silence: cfg.silence,
+		s.liveness, err = locks.NewLiveness(s.store, locks.LivenessConfig{Silence: cfg.silence,
 			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger})
 	}
 	if err == nil {
-		s.ingester, err = locks.NewIngester(locks.IngesterConfig{Store: s.store, Seen: s.liveness.Seen,
+		s.ingester, err = locks.NewIngester(s.store, locks.IngesterConfig{Seen: s.liveness.Seen,
 			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger})
 	}
 	var handler locks.BatchHandler = s.ingester

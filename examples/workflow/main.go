@@ -105,8 +105,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer closeStore()
 	strict := false
 	retry := workflow.RetryPolicy{MaxAttempts: maxAttempts, Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond}
-	engine, err := workflow.New(workflow.Config{
-		Store: store,
+	engine, err := workflow.New(store, workflow.Config{
 		Actors: map[string]workflow.ActorPrefs{
 			"validate": {WorkTimeout: o.workTimeout, AcceptFirst: &strict, Retry: retry},
 			"charge":   {WorkTimeout: o.workTimeout, Retry: retry},

@@ -26,7 +26,7 @@ func BenchmarkPollRelease(b *testing.B) {
 
 func benchmarkPollRelease(b *testing.B, s workflow.Store) {
 	ctx := b.Context()
-	e, err := workflow.New(workflow.Config{Store: s, OnError: func(err error) { b.Error(err) }})
+	e, err := workflow.New(s, workflow.Config{OnError: func(err error) { b.Error(err) }})
 	require.NoError(b, err)
 	const starters = 8
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func BenchmarkRecoveryScan(b *testing.B) {
 func benchmarkRecoveryScan(b *testing.B, s workflow.Store) {
 	ctx := b.Context()
 	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	e, err := workflow.New(workflow.Config{Store: s, Clock: clk, ScanBatch: 500,
+	e, err := workflow.New(s, workflow.Config{Clock: clk, ScanBatch: 500,
 		Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: 24 * time.Hour}},
 		OnError:   func(err error) { b.Error(err) }})
 	require.NoError(b, err)

@@ -102,7 +102,7 @@ func TestTwoEngines(t *testing.T) {
 	}
 	engines := make([]*workflow.Engine, len(stores))
 	for i, s := range stores {
-		e, err := workflow.New(workflow.Config{Store: s, OnError: onError})
+		e, err := workflow.New(s, workflow.Config{OnError: onError})
 		require.NoError(t, err)
 		engines[i] = e
 	}
@@ -223,7 +223,7 @@ func TestJobTwoEngines(t *testing.T) {
 	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	engines := make([]*workflow.Engine, len(stores))
 	for i, s := range stores {
-		e, err := workflow.New(workflow.Config{Store: s, ScanBatch: 7, OnError: func(err error) { t.Error(err) }})
+		e, err := workflow.New(s, workflow.Config{ScanBatch: 7, OnError: func(err error) { t.Error(err) }})
 		require.NoError(t, err)
 		engines[i] = e
 	}

@@ -99,12 +99,12 @@ CREATE TABLE crash_engines (
 	PRIMARY KEY (engine, start)
 );`
 
-func crashConfig(s workflow.Store, onError func(error)) workflow.Config {
+func crashConfig(onError func(error)) workflow.Config {
 	actors := make(map[string]workflow.ActorPrefs, len(crashActors))
 	for _, a := range crashActors {
 		actors[a] = workflow.ActorPrefs{WorkTimeout: crashWorkTimeout}
 	}
-	return workflow.Config{Store: s, Actors: actors,
+	return workflow.Config{Actors: actors,
 		Processes:    map[string]workflow.ProcessPrefs{"order": {IdleTimeout: crashIdleTimeout}},
 		ScanInterval: crashScanInterval, OnError: onError}
 }
@@ -419,7 +419,7 @@ func crashAccount(t *testing.T, store *pgstore.Store, pool *pgxpool.Pool, n int,
 
 	// A starter that starts every order once more, as one restarted after the end
 	// would, gets every process back and creates none.
-	e, err := workflow.New(crashConfig(store, func(err error) { t.Error(err) }))
+	e, err := workflow.New(store, crashConfig(func(err error) { t.Error(err) }))
 	require.NoError(t, err)
 	created, notFinished := 0, 0
 	for i := range n {
@@ -448,7 +448,7 @@ func TestCrashChildWorkflowStarter(t *testing.T) {
 	if !ok {
 		return
 	}
-	e, err := workflow.New(crashConfig(store, func(err error) { fmt.Fprintln(os.Stderr, "starter:", err) }))
+	e, err := workflow.New(store, crashConfig(func(err error) { fmt.Fprintln(os.Stderr, "starter:", err) }))
 	require.NoError(t, err)
 	crashtest.Ready()
 	for i := range n {
@@ -473,7 +473,7 @@ func TestCrashChildWorkflowEngine(t *testing.T) {
 		return
 	}
 	var errs, notApplied atomic.Int64
-	e, err := workflow.New(crashConfig(store, func(err error) {
+	e, err := workflow.New(store, crashConfig(func(err error) {
 		if errs.Add(1) <= 10 {
 			fmt.Fprintln(os.Stderr, "engine error:", err)
 		}

@@ -37,7 +37,7 @@ func TestNewUpgradesProcesses(t *testing.T) {
 	assert.Equal(t, workflow.Process{ID: "old", Type: "order", CustomID: "c", State: workflow.ProcessFinished,
 		Start: workflow.TaskSpec{ActorType: "check"}, StartTask: "old-start", StartedAt: t0, Version: 4}, old)
 
-	e, err := workflow.New(workflow.Config{Store: s})
+	e, err := workflow.New(s, workflow.Config{})
 	require.NoError(t, err)
 	req := workflow.StartRequest{Type: "order", CustomID: "c", IdempotencyKey: "order-1", Start: workflow.TaskSpec{ActorType: "check"}}
 	p, created, err := e.Start(ctx, req)
@@ -90,7 +90,7 @@ func TestIdempotentStartTwoEngines(t *testing.T) {
 	stores := []*pgstore.Store{newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))}
 	engines := make([]*workflow.Engine, len(stores))
 	for i, s := range stores {
-		e, err := workflow.New(workflow.Config{Store: s, OnError: func(err error) { t.Error(err) }})
+		e, err := workflow.New(s, workflow.Config{OnError: func(err error) { t.Error(err) }})
 		require.NoError(t, err)
 		engines[i] = e
 	}

@@ -38,7 +38,7 @@ func testJobCrash(t *testing.T, newStore func(*testing.T) workflow.Store) {
 	clk := clocktest.NewFake(t0)
 	newEngine := func(s workflow.Store) *workflow.Engine {
 		t.Helper()
-		e, err := workflow.New(workflow.Config{Store: s, Clock: clk, ScanBatch: 4})
+		e, err := workflow.New(s, workflow.Config{Clock: clk, ScanBatch: 4})
 		require.NoError(t, err)
 		return e
 	}

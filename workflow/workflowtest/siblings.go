@@ -48,7 +48,7 @@ func testSiblingReleases(t *testing.T, newStore func(*testing.T) workflow.Store,
 	}
 	engines := make([]*workflow.Engine, siblingEngines)
 	for i := range engines {
-		e, err := workflow.New(workflow.Config{Store: s, Clock: clk, OnError: onError})
+		e, err := workflow.New(s, workflow.Config{Clock: clk, OnError: onError})
 		require.NoError(t, err)
 		engines[i] = e
 	}

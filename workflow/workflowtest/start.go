@@ -36,7 +36,7 @@ func newStartRig(t *testing.T, newStore func(*testing.T) workflow.Store) *startR
 // that restarts gets.
 func (r *startRig) engine(s workflow.Store) *workflow.Engine {
 	r.t.Helper()
-	e, err := workflow.New(workflow.Config{Store: s, Clock: r.clk, OnError: func(err error) {
+	e, err := workflow.New(s, workflow.Config{Clock: r.clk, OnError: func(err error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.errs = append(r.errs, err)

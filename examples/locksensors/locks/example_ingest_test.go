@@ -19,7 +19,7 @@ func ExampleIngester() {
 	desk, _ := store.CreateClient(ctx, locks.Client{Name: "Security desk", URL: "https://desk.example/notify"})
 	_ = store.Link(ctx, "xa7v9Dfadr7H", desk.ID)
 
-	in, _ := locks.NewIngester(locks.IngesterConfig{Store: store})
+	in, _ := locks.NewIngester(store, locks.IngesterConfig{})
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	for _, body := range []string{
 		`{"sensor_id": "xa7v9Dfadr7H", "data": 1, "ts": "2026-11-21T12:00:00Z"}`,

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,10 +13,8 @@ import (
 	"github.com/feedkit/feedkit/clock"
 )
 
-// IngesterConfig configures an Ingester.
+// IngesterConfig holds an Ingester's optional settings; the zero value is usable.
 type IngesterConfig struct {
-	// Store is where readings go; required.
-	Store Store
 	// Clock gives the time notifications are created and due; nil is the wall clock.
 	Clock clock.Clock
 	// Logger gets a warning for every refused reading; nil discards.
@@ -31,6 +30,7 @@ type IngesterConfig struct {
 // notifications. It is the BatchHandler the queue consumers call, safe for concurrent
 // use.
 type Ingester struct {
+	store Store
 	cfg   IngesterConfig
 	stats ingestCounters
 }
@@ -52,16 +52,16 @@ type ingestCounters struct {
 	batches, readings, changed, same, stale, rejected, restored, notifications, storeErrors atomic.Uint64
 }
 
-// NewIngester returns an Ingester, or an error naming the missing field.
-func NewIngester(cfg IngesterConfig) (*Ingester, error) {
-	if cfg.Store == nil {
-		return nil, &FieldError{Field: "IngesterConfig.Store", Problem: "missing"}
+// NewIngester returns an Ingester that stores readings in store.
+func NewIngester(store Store, cfg IngesterConfig) (*Ingester, error) {
+	if store == nil {
+		return nil, errors.New("locks: NewIngester: store is nil")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.Clock = clock.OrReal(cfg.Clock)
-	return &Ingester{cfg: cfg}, nil
+	return &Ingester{store: store, cfg: cfg}, nil
 }
 
 // Stats returns the Ingester's counters.
@@ -112,7 +112,7 @@ func (in *Ingester) HandleBatch(ctx context.Context, msgs []Message) error {
 	ids = slices.Compact(ids)
 
 	var t tally
-	n, err := in.cfg.Store.Update(ctx, ids, func(cur map[SensorID]Current) (Effects, error) {
+	n, err := in.store.Update(ctx, ids, func(cur map[SensorID]Current) (Effects, error) {
 		t = tally{}
 		e := apply(cur, readings, dead, &t)
 		e.Now = in.cfg.Clock.Now().UTC().Truncate(time.Microsecond)

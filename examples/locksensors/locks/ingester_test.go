@@ -16,7 +16,7 @@ import (
 
 func newIngester(t *testing.T, s locks.Store, clk clock.Clock) *locks.Ingester {
 	t.Helper()
-	in, err := locks.NewIngester(locks.IngesterConfig{Store: s, Clock: clk})
+	in, err := locks.NewIngester(s, locks.IngesterConfig{Clock: clk})
 	require.NoError(t, err)
 	return in
 }
@@ -175,10 +175,12 @@ func TestIngestersRacingNotifyAChangeOnce(t *testing.T) {
 	assert.Len(t, notes(t, s, "race"), changed, "one notification per change")
 }
 
-func TestNewIngesterNeedsAStore(t *testing.T) {
-	_, err := locks.NewIngester(locks.IngesterConfig{})
+func TestNewIngesterAndLivenessNeedAStore(t *testing.T) {
+	_, err := locks.NewIngester(nil, locks.IngesterConfig{})
 	require.Error(t, err)
-	assert.True(t, strings.Contains(err.Error(), "IngesterConfig.Store"), err.Error())
+	assert.True(t, strings.Contains(err.Error(), "NewIngester: store is nil"), err.Error())
+	_, err = locks.NewLiveness(nil, locks.LivenessConfig{})
+	assert.ErrorContains(t, err, "NewLiveness: store is nil")
 }
 
 func TestIngesterSameTSLaterReadingWins(t *testing.T) {

@@ -3,6 +3,7 @@ package locks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -19,9 +20,8 @@ import (
 // a reading at least once an hour.
 const DefaultSilence = time.Hour
 
-// LivenessConfig configures a Liveness. Only Store is required.
+// LivenessConfig holds a Liveness's settings; the zero value has the defaults.
 type LivenessConfig struct {
-	Store Store
 	// Silence is how long without a reading makes a sensor lost; 0 means DefaultSilence.
 	Silence time.Duration
 	// Tick is how late after its deadline a silent sensor may be found; 0 is
@@ -53,6 +53,7 @@ type LivenessConfig struct {
 // the sensor's lock, so a sensor another process heard from recently is not lost, and
 // of two processes finding the same loss, one records it.
 type Liveness struct {
+	store Store
 	cfg   LivenessConfig
 	m     *heartbeat.Monitor[SensorID]
 	mu    sync.Mutex
@@ -71,10 +72,11 @@ type LivenessStats struct {
 
 type livenessCounters struct{ lost, falseAlarms, errors atomic.Uint64 }
 
-// NewLiveness returns a Liveness, or an error naming the bad field.
-func NewLiveness(cfg LivenessConfig) (*Liveness, error) {
-	if cfg.Store == nil {
-		return nil, &FieldError{Field: "LivenessConfig.Store", Problem: "missing"}
+// NewLiveness returns a Liveness that records the losses in store, or an error naming
+// the bad field of cfg.
+func NewLiveness(store Store, cfg LivenessConfig) (*Liveness, error) {
+	if store == nil {
+		return nil, errors.New("locks: NewLiveness: store is nil")
 	}
 	if cfg.Silence < 0 || cfg.Tick < 0 || cfg.Resync < 0 {
 		return nil, &FieldError{Field: "LivenessConfig", Problem: "Silence, Tick and Resync must not be negative"}
@@ -91,7 +93,7 @@ func NewLiveness(cfg LivenessConfig) (*Liveness, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Liveness{cfg: cfg, found: make(chan struct{}, 1)}
+	l := &Liveness{store: store, cfg: cfg, found: make(chan struct{}, 1)}
 	m, err := heartbeat.New(heartbeat.Config[SensorID]{
 		Timeout: cfg.Silence,
 		Tick:    cfg.Tick,
@@ -157,7 +159,7 @@ func (l *Liveness) Run(ctx context.Context) error {
 // reading another process stored) moves its deadline; the monitor's own newer beats
 // stay.
 func (l *Liveness) sync(ctx context.Context) error {
-	cur, err := l.cfg.Store.Liveness(ctx)
+	cur, err := l.store.Liveness(ctx)
 	if err != nil {
 		return fmt.Errorf("read the sensors' last-seen times: %w", err)
 	}
@@ -215,7 +217,7 @@ func (l *Liveness) markLost(ctx context.Context, id SensorID) error {
 		exists, marked bool
 		heard          time.Time
 	)
-	n, err := l.cfg.Store.Update(ctx, []SensorID{id}, func(cur map[SensorID]Current) (Effects, error) {
+	n, err := l.store.Update(ctx, []SensorID{id}, func(cur map[SensorID]Current) (Effects, error) {
 		c, ok := cur[id]
 		exists, marked, heard = ok, false, time.Time{}
 		if !ok || c.Lost || c.LastSeen.IsZero() {

@@ -30,10 +30,10 @@ type check struct {
 func newLivenessRig(t *testing.T, store locks.Store, clk *clocktest.Fake) *livenessRig {
 	r := &livenessRig{store: store, clk: clk, checked: make(chan check, 100)}
 	var err error
-	r.live, err = locks.NewLiveness(locks.LivenessConfig{Store: store, Clock: clk, Silence: time.Hour,
+	r.live, err = locks.NewLiveness(store, locks.LivenessConfig{Clock: clk, Silence: time.Hour,
 		Resync: 24 * time.Hour, Checked: func(id locks.SensorID, lost bool) { r.checked <- check{id, lost} }})
 	require.NoError(t, err)
-	r.in, err = locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk, Seen: r.live.Seen})
+	r.in, err = locks.NewIngester(store, locks.IngesterConfig{Clock: clk, Seen: r.live.Seen})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -113,7 +113,7 @@ func TestLivenessChecksTheStoreBeforeALoss(t *testing.T) {
 	require.NoError(t, rig.in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0))))
 
 	// Another process hears s1: its Ingester is not wired to this Liveness.
-	other, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk})
+	other, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk})
 	require.NoError(t, err)
 	rig.advance(30 * time.Minute)
 	require.NoError(t, other.HandleBatch(ctx, msgs(clk.Now(), reading("s1", 1, clk.Now()))))

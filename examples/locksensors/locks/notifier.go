@@ -32,9 +32,8 @@ const (
 // the package documentation, "What a receiver sees").
 const IdempotencyKeyHeader = "Idempotency-Key"
 
-// NotifierConfig configures a Notifier. Only Store is required.
+// NotifierConfig holds a Notifier's settings; the zero value has the defaults.
 type NotifierConfig struct {
-	Store Store
 	// Client makes the requests; nil is a client that does not follow redirects (a
 	// notification URL that moved is an operator's to update, not a POST to turn into a
 	// GET). Each attempt is bounded by AttemptTimeout whatever the client's own timeout.
@@ -66,6 +65,7 @@ type NotifierConfig struct {
 // arrive in no promised order; each carries its sensor's sequence, by which a receiver
 // tells the newer from the older (see the package documentation).
 type Notifier struct {
+	store Store
 	cfg   NotifierConfig
 	wake  chan struct{}
 	stats notifyCounters
@@ -122,10 +122,11 @@ type Body struct {
 	Sequence int64 `json:"sequence"`
 }
 
-// NewNotifier returns a Notifier, or an error naming the bad field.
-func NewNotifier(cfg NotifierConfig) (*Notifier, error) {
-	if cfg.Store == nil {
-		return nil, &FieldError{Field: "NotifierConfig.Store", Problem: "missing"}
+// NewNotifier returns a Notifier that delivers store's notifications, or an error
+// naming the bad field of cfg.
+func NewNotifier(store Store, cfg NotifierConfig) (*Notifier, error) {
+	if store == nil {
+		return nil, errors.New("locks: NewNotifier: store is nil")
 	}
 	for _, f := range []struct {
 		name string
@@ -158,7 +159,7 @@ func NewNotifier(cfg NotifierConfig) (*Notifier, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Notifier{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Notifier{store: store, cfg: cfg, wake: make(chan struct{}, 1)}, nil
 }
 
 // Wake makes Run look for due notifications at once: a new one was created.
@@ -206,7 +207,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 		mu.Unlock()
 		got := 0
 		if free > 0 {
-			ds, err := n.cfg.Store.Claim(ctx, ClaimRequest{Now: n.now(), Limit: free,
+			ds, err := n.store.Claim(ctx, ClaimRequest{Now: n.now(), Limit: free,
 				MaxAttempts: n.cfg.MaxAttempts, RetryAfter: n.retryAfter})
 			if err != nil && ctx.Err() == nil {
 				n.stats.errors.Add(1)
@@ -249,7 +250,7 @@ func (n *Notifier) idle(ctx context.Context, busy bool, freed <-chan struct{}) e
 		freedC = freed
 	}
 	wait := n.cfg.PollInterval
-	if next, err := n.cfg.Store.NextDue(ctx); err == nil && !next.IsZero() {
+	if next, err := n.store.NextDue(ctx); err == nil && !next.IsZero() {
 		if d := next.Sub(n.cfg.Clock.Now()); d > 0 {
 			wait = min(wait, d)
 		} else {
@@ -308,7 +309,7 @@ func (n *Notifier) attempt(ctx context.Context, d Delivery) {
 func (n *Notifier) finish(ctx context.Context, r Result) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := n.cfg.Store.Finish(ctx, r); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := n.store.Finish(ctx, r); err != nil && !errors.Is(err, ErrNotFound) {
 		n.stats.errors.Add(1)
 		n.cfg.Logger.Error("locks: record a notification attempt", "id", r.Notification, "err", err)
 	}

@@ -36,10 +36,10 @@ func TestShutdownDoesNotKillTheLastAttempt(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	n, err := locks.NewNotifier(locks.NotifierConfig{Store: cancelOnClaim{store, cancel}, Clock: clk,
+	n, err := locks.NewNotifier(cancelOnClaim{store, cancel}, locks.NotifierConfig{Clock: clk,
 		MaxAttempts: 1, PollInterval: 24 * time.Hour})
 	require.NoError(t, err)
-	in, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk})
+	in, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk})
 	require.NoError(t, err)
 	require.NoError(t, in.HandleBatch(t.Context(), msgs(t0, reading("s1", 1, t0))))
 
@@ -61,10 +61,10 @@ func TestReplayIsDueAtOnce(t *testing.T) {
 	hook := newWebhook(t, 1)
 	registry(t, store, []string{"s1"}, hook.URL)
 	clk := clocktest.NewFake(start)
-	n, err := locks.NewNotifier(locks.NotifierConfig{Store: store, Clock: clk, MaxAttempts: 1,
+	n, err := locks.NewNotifier(store, locks.NotifierConfig{Clock: clk, MaxAttempts: 1,
 		Schedule: locks.Logarithmic{Unit: time.Minute}, PollInterval: 24 * time.Hour})
 	require.NoError(t, err)
-	in, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk, Notified: n.Wake})
+	in, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk, Notified: n.Wake})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -103,10 +103,10 @@ func TestRetryDueSoonIsNotLate(t *testing.T) {
 	hook := newWebhook(t, 1)
 	registry(t, store, []string{"s1"}, hook.URL)
 	clk := clocktest.NewFake(t0)
-	n, err := locks.NewNotifier(locks.NotifierConfig{Store: store, Clock: clk, AttemptTimeout: 5 * time.Second,
+	n, err := locks.NewNotifier(store, locks.NotifierConfig{Clock: clk, AttemptTimeout: 5 * time.Second,
 		Schedule: locks.Logarithmic{Unit: time.Minute}, PollInterval: 24 * time.Hour})
 	require.NoError(t, err)
-	in, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk, Notified: n.Wake})
+	in, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk, Notified: n.Wake})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

@@ -65,7 +65,7 @@ type notifierRig struct {
 
 func newNotifierRig(t *testing.T, cfg locks.NotifierConfig) *notifierRig {
 	r := &notifierRig{store: watchFinish(locks.NewMemoryStore(0)), clk: clocktest.NewFake(t0)}
-	cfg.Store, cfg.Clock = r.store, r.clk
+	cfg.Clock = r.clk
 	if cfg.Schedule == nil {
 		cfg.Schedule = locks.Logarithmic{Unit: time.Minute}
 	}
@@ -75,9 +75,9 @@ func newNotifierRig(t *testing.T, cfg locks.NotifierConfig) *notifierRig {
 	// Only the retries' due times wake the notifier: the clock moves to exactly those.
 	cfg.PollInterval = 24 * time.Hour
 	var err error
-	r.n, err = locks.NewNotifier(cfg)
+	r.n, err = locks.NewNotifier(r.store, cfg)
 	require.NoError(t, err)
-	r.in, err = locks.NewIngester(locks.IngesterConfig{Store: r.store, Clock: r.clk, Notified: r.n.Wake})
+	r.in, err = locks.NewIngester(r.store, locks.IngesterConfig{Clock: r.clk, Notified: r.n.Wake})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -246,12 +246,12 @@ func TestNotifiersShareAStoreWithoutDuplicates(t *testing.T) {
 	var wg sync.WaitGroup
 	var notifiers []*locks.Notifier
 	for range 4 {
-		n, err := locks.NewNotifier(locks.NotifierConfig{Store: store, Clock: clk, Workers: 3})
+		n, err := locks.NewNotifier(store, locks.NotifierConfig{Clock: clk, Workers: 3})
 		require.NoError(t, err)
 		notifiers = append(notifiers, n)
 		wg.Go(func() { assert.NoError(t, n.Run(ctx)) })
 	}
-	in, err := locks.NewIngester(locks.IngesterConfig{Store: store, Clock: clk, Notified: func() {
+	in, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk, Notified: func() {
 		for _, n := range notifiers {
 			n.Wake()
 		}
@@ -283,15 +283,16 @@ func TestNotifiersShareAStoreWithoutDuplicates(t *testing.T) {
 func TestNewNotifierRefusesBadConfig(t *testing.T) {
 	s := locks.NewMemoryStore(0)
 	for field, cfg := range map[string]locks.NotifierConfig{
-		"NotifierConfig.Store":       {},
-		"NotifierConfig.MaxAttempts": {Store: s, MaxAttempts: -1},
-		"Logarithmic.Unit":           {Store: s, Schedule: locks.Logarithmic{}},
-		"Exponential.Policy":         {Store: s, Schedule: locks.Exponential{}},
+		"NotifierConfig.MaxAttempts": {MaxAttempts: -1},
+		"Logarithmic.Unit":           {Schedule: locks.Logarithmic{}},
+		"Exponential.Policy":         {Schedule: locks.Exponential{}},
 	} {
-		_, err := locks.NewNotifier(cfg)
+		_, err := locks.NewNotifier(s, cfg)
 		require.Error(t, err, field)
 		assert.Contains(t, err.Error(), field)
 	}
+	_, err := locks.NewNotifier(nil, locks.NotifierConfig{})
+	assert.ErrorContains(t, err, "store is nil")
 }
 
 func TestSchedules(t *testing.T) {

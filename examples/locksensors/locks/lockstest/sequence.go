@@ -276,7 +276,7 @@ func testConcurrentIngest(e *env) {
 
 	ingesters := make([]*locks.Ingester, consumers)
 	for i := range ingesters {
-		in, err := locks.NewIngester(locks.IngesterConfig{Store: e.s, Clock: clk})
+		in, err := locks.NewIngester(e.s, locks.IngesterConfig{Clock: clk})
 		require.NoError(t, err)
 		ingesters[i] = in
 	}
