@@ -13,8 +13,9 @@ import (
 
 // GlobalEventsListener passes the SDK's global events on to the customer's
 // feed.GlobalEventsListener, holding back the news that a producer is up until the
-// customer's odds listener has seen every message of the recovery that made it so. It is
-// the seed's ConcurrentSDKGlobalEventsListener.
+// customer's odds listener has seen every message of the recovery that made it so.
+// Those who know the Java SDK's Concurrent Listener know it as
+// ConcurrentSDKGlobalEventsListener.
 //
 // The rules, per producer:
 //
@@ -33,8 +34,9 @@ import (
 //     before it ran them), its up is dropped, not forwarded: the customer has not seen
 //     the whole recovery.
 //   - OnEventRecoveryCompleted is held back likewise until the tasks of its request are
-//     done (it carries its request id, so its context is exact). The seed forwarded it at
-//     once, before the replayed messages of the event had all been processed.
+//     done (it carries its request id, so its context is exact): forwarded at once, it
+//     would tell the customer the event was recovered before the replayed messages of
+//     the event had all been processed.
 //   - Every other call is forwarded at once.
 //
 // The customer's listener is called on one goroutine of the GlobalEventsListener, in the

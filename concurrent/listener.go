@@ -11,8 +11,8 @@ import (
 
 // OddsFeedListener delivers the messages of a feed to a customer's feed.OddsFeedListener
 // on a pool of workers: the messages of one match (event URN) in the order they arrived,
-// the messages of different matches in parallel. It is the seed's
-// ConcurrentOddsFeedListener.
+// the messages of different matches in parallel. Those who know the Java SDK's
+// Concurrent Listener know it as ConcurrentOddsFeedListener.
 //
 // With a feed.Session, plug it in as SessionConfig.Dispatcher: the session's reading
 // goroutine then only queues each raw message, and a worker decodes it and calls the

@@ -15,8 +15,9 @@ import (
 // a match is never on two workers at once (its order holds), and a match whose listener
 // call stalls holds one worker, never the matches behind it.
 //
-// The seed hashed each match onto one of Threads single-worker queues instead; a stalled
-// match there stops every match that shares its queue (see BenchmarkHeadOfLine).
+// Hashing each match onto one of Threads single-worker queues instead, as the Java SDK's
+// Concurrent Listener does, lets a stalled match stop every match that shares its queue
+// (see BenchmarkHeadOfLine).
 
 // maxBatch is how many tasks of one lane a worker takes at once: enough to spare the lock
 // for a busy match, few enough that the other ready matches get their turn soon.

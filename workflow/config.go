@@ -18,7 +18,8 @@ const (
 	DefaultRetryMax     = time.Minute
 )
 
-// ActorPrefs are the preferences of an actor type, with the seed's defaults.
+// ActorPrefs are the preferences of an actor type; the zero value has the defaults
+// (see the package documentation, "Automatic recovery").
 type ActorPrefs struct {
 	// AcceptFirst accepts the first decision that arrives for a task, whoever sends it
 	// (nil means true). False accepts only a decision carrying the task's current Pass:

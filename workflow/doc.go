@@ -7,8 +7,8 @@
 // A Process runs from a start task; each Task is done by an actor type and, when
 // decided, may schedule more tasks; a process's Graph holds which tasks are not finished
 // and which are. A task goes queued → in progress → finished or failed. The queue of an
-// actor type is its queued tasks in ReadyAt order, not a separate structure, so a task is
-// never queued without being in the queue, a state the seed had to repair. A task handed
+// actor type is its queued tasks in ReadyAt order, not a separate structure, so a task
+// cannot be queued without being in the queue: there is no such state to repair. A task handed
 // out belongs to its process's current run and is handed out only while the process runs;
 // ending a process other than by finishing it cancels its unfinished tasks.
 //
@@ -59,8 +59,10 @@
 //
 // # Automatic recovery
 //
-// The seed's three timeouts each set the RecoveryTime of their entity, and RecoverDue
-// (Run calls it as it begins and every ScanInterval) reads the entities past it, in batches, on an index:
+// Each timeout sets the RecoveryTime of its entity (a task's work timeout, or its task
+// timeout, that of the task; a process type's idle timeout that of the process's graph;
+// its process timeout that of the process), and RecoverDue (Run calls it as it begins
+// and every ScanInterval) reads the entities past it, in batches, on an index:
 //
 //   - a task in progress past its work timeout is taken back, queued again with a new Pass
 //     (so that the late decision of the actor it was taken from can be refused), and
@@ -69,9 +71,9 @@
 //     is applied, a task the graph lists but the store lacks is created again from the
 //     decision that scheduled it (or, when none did, marks the process broken, or restarts
 //     it with ProcessPrefs.RestartBroken), a failed task fails the process. A queued task
-//     is left waiting: it is in its queue by being queued, so the seed's "queued but not
-//     in the queue" cannot happen, and when nobody polls the queue (Store.LastPolled
-//     tells) the actors are missing and queuing again would not help;
+//     is left waiting: it is in its queue by being queued, so it cannot be queued but
+//     missing from the queue, and when nobody polls the queue (Store.LastPolled tells)
+//     the actors are missing and queuing again would not help;
 //   - a process past its recovery time whose start broke off is begun; one with nothing
 //     left is finished; one running past its process timeout is counted.
 //
@@ -81,9 +83,11 @@
 // A test of these rules moves a fake clock (Config.Clock, package clock/clocktest) past a
 // timeout and calls Flush, which returns once Run has made its pass at that time.
 //
-// Actor preferences follow the seed (AcceptFirst true, WorkTimeout 1 min,
-// RestartAfterWorkTimeout true, TaskTimeout off, ForceFinishAfterTaskTimeout false), with a
-// RetryPolicy (attempts, capped exponential backoff) as mature engines have.
+// By default an actor type accepts the first decision for a task, has a minute for it,
+// and gets back in the queue a task whose work timeout passed (AcceptFirst true,
+// WorkTimeout 1 min, RestartAfterWorkTimeout true, TaskTimeout off,
+// ForceFinishAfterTaskTimeout false); a RetryPolicy (attempts, capped exponential
+// backoff) retries a failed decision.
 //
 // # Operator tools
 //
@@ -103,7 +107,7 @@
 //
 // # Stores
 //
-// NewMemoryStore is the default; workflow/pgstore keeps the same model in PostgreSQL
+// NewMemoryStore keeps processes in one process's memory; workflow/pgstore keeps the same model in PostgreSQL
 // (claims with FOR UPDATE SKIP LOCKED, conditional updates on versions), so that several
 // engines share it: every task is handed to one actor at a time and every decision
 // applied once. Both pass workflowtest.TestStore. examples/workflow shows it all with

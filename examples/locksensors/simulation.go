@@ -39,7 +39,8 @@ type simulation struct {
 	publishErr error
 }
 
-// demoIDs are the seed's examples of sensor ids; more are made up after them.
+// demoIDs are sample sensor ids, one of each shape a sensor id may take (see
+// locks.SensorID); more are made up after them.
 var demoIDs = []locks.SensorID{"xa7v9Dfadr7H", "0xA", "TestSensor", "0123456789aBcDeF"}
 
 // startSimulation registers the sensors and clients and starts sending readings.

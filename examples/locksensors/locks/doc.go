@@ -8,8 +8,10 @@
 // sensors through a heartbeat.Monitor), the HTTP API, and the Store they all write
 // through. A Store's one write of readings, Update, runs the rules under the sensors'
 // locks and commits everything they decided at once, so that two consumers never both
-// notify the same change. MemoryStore is the embedded default; locks/pgstore keeps
-// everything in PostgreSQL, and locks/lockstest holds the conformance suite both pass.
+// notify the same change. MemoryStore keeps everything in the process's memory;
+// locks/pgstore keeps it in PostgreSQL, and locks/lockstest holds the conformance suite
+// both pass. Each of Ingester, Notifier and Liveness is given its Store when it is
+// made: its Config holds only settings with defaults.
 // Readings reach the Ingester (a BatchHandler) from locks/rabbitmq's Consumer, or from
 // a LocalQueue in the process.
 //

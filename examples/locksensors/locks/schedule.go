@@ -12,10 +12,10 @@ type Schedule interface {
 	After(n int) time.Duration
 }
 
-// Logarithmic is the seed design's schedule: the delay is Unit × (1 + ln n), so it grows
-// with every attempt but ever more slowly (with Unit 10s: 10s, 17s, 21s, 24s, … 33s
-// before the 11th), capped at Max when Max is positive. It suits receivers that are down
-// for seconds, not hours.
+// Logarithmic is a schedule whose delay is Unit × (1 + ln n), so it grows with every
+// attempt but ever more slowly (with Unit 10s: 10s, 17s, 21s, 24s, … 33s before the
+// 11th), capped at Max when Max is positive. It suits receivers that are down for
+// seconds, not hours; DefaultSchedule, exponential, waits out longer outages.
 type Logarithmic struct {
 	Unit time.Duration
 	Max  time.Duration
