@@ -10,7 +10,9 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/backoff"
+	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
 // cycle is one configured cycle and, while it runs, its goroutine. The goroutine is the
@@ -37,14 +39,20 @@ type cycle struct {
 	done     chan struct{} // closed when the goroutine has exited; nil when never started
 	wake     chan struct{} // a throttle change for a goroutine waiting on the old one
 	lastSave time.Time
+	// sleeping is set while the goroutine waits on a timer of the clock that fires at
+	// sleepUntil, for Flush: a cycle asleep until after the clock's time has done what
+	// was due.
+	sleeping   bool
+	sleepUntil time.Time
+	flushed    *broadcast.Signal // the scheduler's, told when the cycle falls asleep or exits
 
 	// waitHook, for tests, is told of every wait the goroutine begins, with its deadline.
 	waitHook func(id string, until time.Time)
 }
 
-func newCycle(cfg CycleConfig, sc *Config) *cycle {
+func newCycle(cfg CycleConfig, sc *Config, flushed *broadcast.Signal) *cycle {
 	return &cycle{
-		cfg: cfg, sc: sc,
+		cfg: cfg, sc: sc, flushed: flushed,
 		log:     sc.Logger.With("cycle", cfg.Name),
 		retries: backoff.Policy{Initial: sc.RetryInitial, Max: sc.RetryMax, Jitter: 0.5},
 		meta:    CycleMetadata{CycleID: cfg.Name, Config: cfg, States: []State{Stopped}},
@@ -183,6 +191,7 @@ func (c *cycle) stop(ctx context.Context) error {
 // source fails under StopWhenUnhealthy, or the store refuses a save because a later
 // activation saved (ErrFenced).
 func (c *cycle) run(ctx context.Context, done chan struct{}, gen Generation) {
+	defer c.flushed.Notify() // after done is closed: the cycle waits for nothing any more
 	defer close(done)
 	fenced := false
 	defer func() {
@@ -449,11 +458,19 @@ var errWoken = errors.New("woken")
 // sleep waits d on the clock; it ends early with errWoken on a throttle change, or with
 // ctx's error.
 func (c *cycle) sleep(ctx context.Context, d time.Duration) error {
-	t := c.sc.Clock.NewTimer(d)
+	t, until, err := c.arm(d)
+	if err != nil {
+		return err
+	}
 	defer t.Stop()
 	if c.waitHook != nil {
-		c.waitHook(c.cfg.Name, c.sc.Clock.Now().Add(d))
+		c.waitHook(c.cfg.Name, until)
 	}
+	defer func() {
+		c.mu.Lock()
+		c.sleeping = false
+		c.mu.Unlock()
+	}()
 	select {
 	case <-t.C():
 		return nil
@@ -462,6 +479,55 @@ func (c *cycle) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// arm sets a timer for d and records, for Flush, that the cycle sleeps until it fires. It
+// returns errWoken instead when a throttle change is pending, or when the clock moved past
+// the deadline while the timer was being set (the caller works out its wait again).
+//
+// The deadline Flush compares with the clock's time must be the timer's own: one taken
+// earlier would make Flush wait for a timer that has not fired, one taken later would let
+// it return before the cycle wakes. So when a clock other than the wall clock moved while
+// the timer was set (a fake advanced by another goroutine), the timer is set again for
+// what is left until the same deadline, until the clock stood still around it. The wall
+// clock never stands still, and needs no such care: Flush is for fake clocks.
+func (c *cycle) arm(d time.Duration) (clock.Timer, time.Time, error) {
+	clk := c.sc.Clock
+	before := clk.Now()
+	until := before.Add(d)
+	t := clk.NewTimer(d)
+	for range 8 { // a clock that never stands still gets the last timer
+		after := clk.Now()
+		if after.Equal(before) || clk == clock.Real() {
+			break
+		}
+		t.Stop() // a timer that fired meanwhile holds a stale tick: a new one instead
+		if !until.After(after) {
+			return nil, time.Time{}, errWoken
+		}
+		before = after
+		t = clk.NewTimer(until.Sub(before))
+	}
+	c.mu.Lock()
+	select {
+	case <-c.wake:
+		c.mu.Unlock()
+		t.Stop()
+		return nil, time.Time{}, errWoken
+	default:
+	}
+	c.sleeping, c.sleepUntil = true, until
+	c.mu.Unlock()
+	c.flushed.Notify()
+	return t, until, nil
+}
+
+// idle reports whether the cycle has done what is due by now: it is not running, or it
+// sleeps on a timer that fires after now.
+func (c *cycle) idle(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.runningLocked() || (c.sleeping && c.sleepUntil.After(now))
 }
 
 // coolDown waits CoolDown, in the CoolDown state.
@@ -577,11 +643,14 @@ func (c *cycle) setThrottle(d time.Duration) error {
 	}
 	c.lim = lim
 	c.touchLocked()
-	c.mu.Unlock()
+	// Under mu, with sleeping cleared, so that Flush never takes a goroutine about to wake
+	// for an asleep one (arm checks for a pending wake under mu too).
+	c.sleeping = false
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+	c.mu.Unlock()
 	return nil
 }
 

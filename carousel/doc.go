@@ -25,6 +25,15 @@
 // iterations. A window with nothing to publish waits CoolDown. Throttling is a
 // golang.org/x/time/rate limiter of burst one per cycle, on the scheduler's clock.
 //
+// # Planning and testing a cycle
+//
+// CycleConfig.Plan works out an iteration in advance with the scheduler's own rules (its
+// throttle, its duration, the next window's length), without running anything. A test
+// runs the scheduler on a fake clock (Config.Clock, package clock/clocktest): it moves
+// the clock with Advance and calls Scheduler.Flush, which returns once every cycle has
+// published what was due by then and waits again, so that the test sees each
+// publication at its time without polling or sleeping.
+//
 // # Progress, restarts and health
 //
 // A cycle's CycleMetadata (iteration, total, completed, errors, current item, window,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
 // Scheduler runs cycles, each on its own goroutine: a cycle's failure never stops
@@ -26,6 +28,8 @@ type Scheduler struct {
 	started bool       // the cycles are meant to run: Start was called, and no Shutdown since
 	active  bool       // the toggle's last answer, as Run saw it
 	gen     Generation // the generation of the toggle's last active answer, or of Promote
+
+	flushed broadcast.Signal // told when a cycle falls asleep on the clock or exits, for Flush
 
 	waitHook func(id string, until time.Time) // for tests: see cycle.waitHook
 }
@@ -79,7 +83,7 @@ func (s *Scheduler) Add(ctx context.Context, cfg CycleConfig) error {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrExists, cfg.Name)
 	}
-	c := newCycle(cfg, &s.cfg)
+	c := newCycle(cfg, &s.cfg, &s.flushed)
 	c.waitHook = s.waitHook
 	s.cycles[cfg.Name] = c
 	started, gen := s.started, s.gen
