@@ -14,7 +14,8 @@ import (
 )
 
 // Config configures an SDK. Sessions and a transport (Transport or AMQP) are required,
-// and the recovery API (RecoveryAPI.BaseURL) unless recoveries are disabled.
+// and the recovery API (RecoveryAPI.BaseURL) unless recoveries are disabled (by
+// Recovery.Disabled or RecoveryEnabledEnv).
 type Config struct {
 	// Transport is what the sessions consume from: a *rabbitmq.Transport, or an embedded
 	// *feedtest.Broker for tests and development. The caller owns it.
@@ -34,11 +35,13 @@ type Config struct {
 	// RecoveryAPI configures the recovery API client (BaseURL, AccessToken, HTTP client,
 	// timeout); its Node is set from Node.
 	RecoveryAPI feed.RecoveryClientConfig
-	// Recovery configures the recovery manager: producers, heartbeat limits, rate limits,
-	// ledger and store, the check interval, disabling recoveries. Its Requester, Listener,
-	// Node and Sessions are set by New and must be left zero. Its Account defaults to one
-	// derived from RecoveryAPI.AccessToken, so that every process of one account shares
-	// the rate limits of a shared Ledger.
+	// Recovery tunes the recovery manager: producers, heartbeat limits, rate limits,
+	// ledger and store, the check interval, disabling recoveries (which the environment
+	// variable RecoveryEnabledEnv overrides). What the manager is wired to comes from the
+	// fields above: the recovery API client from RecoveryAPI, Global, Node, and the count
+	// of Sessions. Its Account defaults to one derived from RecoveryAPI.AccessToken, so
+	// that every process of one account shares the rate limits of a shared Ledger; its
+	// OnError and Logger default to the SDK's.
 	Recovery recovery.Config
 	// Concurrent, when set, delivers each session's messages through a concurrent
 	// listener: matches in parallel, each match's messages in order (&concurrent.Config{}
@@ -74,14 +77,6 @@ func (c *Config) check() error {
 		return errors.New("feedkit: Config.Transport and Config.AMQP are both set: set one")
 	case len(c.Sessions) == 0:
 		return errors.New("feedkit: Config.Sessions is empty")
-	case c.Recovery.Requester != nil:
-		return errors.New("feedkit: Config.Recovery.Requester is set by New (configure Config.RecoveryAPI)")
-	case c.Recovery.Listener != nil:
-		return errors.New("feedkit: Config.Recovery.Listener is set by New (configure Config.Global)")
-	case c.Recovery.Sessions != 0:
-		return errors.New("feedkit: Config.Recovery.Sessions is set by New from Config.Sessions")
-	case c.Recovery.Node.IsSet():
-		return errors.New("feedkit: Config.Recovery.Node is set by New (configure Config.Node)")
 	case c.Concurrent != nil && c.QueueSize != 0:
 		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Config.Concurrent set, set Concurrent.QueueSize")
 	}

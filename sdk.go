@@ -66,7 +66,10 @@ func New(cfg Config) (*SDK, error) {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
 	rc := cfg.Recovery
-	rc.Listener, rc.Node, rc.Sessions = s.global, cfg.Node, len(cfg.Sessions)
+	if rc.Disabled, err = recoveriesDisabled(rc.Disabled, osGetenv); err != nil {
+		_ = s.global.Close(context.Background())
+		return nil, err
+	}
 	if rc.OnError == nil {
 		rc.OnError = cfg.OnError
 	}
@@ -76,6 +79,7 @@ func New(cfg Config) (*SDK, error) {
 	if rc.Account == "" {
 		rc.Account = accountOf(cfg.RecoveryAPI.AccessToken)
 	}
+	var requester recovery.Requester // nil without the recovery API
 	if cfg.RecoveryAPI.BaseURL != "" {
 		api := cfg.RecoveryAPI
 		api.Node = cfg.Node
@@ -84,9 +88,9 @@ func New(cfg Config) (*SDK, error) {
 			_ = s.global.Close(context.Background())
 			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
 		}
-		rc.Requester = client
+		requester = client
 	}
-	s.manager, err = recovery.NewManager(rc)
+	s.manager, err = recovery.NewManager(requester, s.global, cfg.Node, len(cfg.Sessions), rc)
 	if err != nil {
 		_ = s.global.Close(context.Background())
 	} else {
@@ -98,7 +102,7 @@ func New(cfg Config) (*SDK, error) {
 		s.tracker.OnCallReturned(s.manager.ObserveProcessed)
 	}
 	if errors.Is(err, recovery.ErrNoRequester) {
-		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", recovery.EnabledEnv)
+		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", RecoveryEnabledEnv)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)

@@ -35,8 +35,6 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 		{func(c *feedkit.Config) { c.Sessions = append(c.Sessions, feedkit.SessionConfig{}) }, "Config.Sessions[1].Listener is nil"},
 		{func(c *feedkit.Config) { c.RecoveryAPI.BaseURL = "" }, "Config.RecoveryAPI.BaseURL is empty and recoveries are enabled"},
 		{func(c *feedkit.Config) { c.RecoveryAPI.AccessToken = "" }, "Config.RecoveryAPI"},
-		{func(c *feedkit.Config) { c.Recovery.Sessions = 2 }, "Config.Recovery.Sessions is set by New"},
-		{func(c *feedkit.Config) { c.Recovery.Node = feed.Node(1) }, "Config.Recovery.Node is set by New"},
 		{func(c *feedkit.Config) { c.Recovery.CheckInterval = -1 }, "Config.CheckInterval"},
 		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Threads: -1} }, "Config.Concurrent"},
 		{func(c *feedkit.Config) { c.Concurrent, c.QueueSize = &concurrent.Config{}, 5 }, "Config.QueueSize is for serial delivery"},
@@ -54,7 +52,7 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 	cfg.Recovery.Disabled = true
 	_, err = feedkit.New(cfg)
 	assert.NoError(t, err)
-	t.Setenv(recovery.EnabledEnv, "false")
+	t.Setenv(feedkit.RecoveryEnabledEnv, "false")
 	cfg.Recovery.Disabled = false
 	_, err = feedkit.New(cfg)
 	assert.NoError(t, err)

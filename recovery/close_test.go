@@ -29,13 +29,13 @@ func TestCloseTwiceAndOpenAfterClose(t *testing.T) {
 // A manager closed before it was opened cannot be opened; Open twice is refused.
 func TestOpenLifecycle(t *testing.T) {
 	ctx := context.Background()
-	m, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
 	require.NoError(t, err)
 	require.NoError(t, m.Close(ctx))
 	require.NoError(t, m.Close(ctx))
 	assert.ErrorIs(t, m.Open(ctx), recovery.ErrClosed)
 
-	m, err = recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
+	m, err = recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
 	require.NoError(t, err)
 	require.NoError(t, m.Open(ctx))
 	err = m.Open(ctx)
@@ -49,7 +49,7 @@ func TestOpenLifecycle(t *testing.T) {
 func TestCloseCancelsARequestInFlight(t *testing.T) {
 	api := newBlockingAPI()
 	led := newCountingLedger(recovery.NewMemoryLedger())
-	r := newRig(t, recovery.Config{Requester: api, Ledger: led})
+	r := newRig(t, recovery.Config{Ledger: led}, withRequester(api))
 	r.alive(1, true)
 	api.next(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -76,7 +76,7 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 		<-release
 		return nil
 	})
-	r := newRig(t, recovery.Config{Requester: stubborn})
+	r := newRig(t, recovery.Config{}, withRequester(stubborn))
 	r.alive(1, true)
 	<-called
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,7 +98,7 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 // ErrClosed, and with its context ended ctx.Err(); none of them waits.
 func TestFlushOutsideTheManagersLife(t *testing.T) {
 	ctx := context.Background()
-	m, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
 	require.NoError(t, err)
 	err = m.Flush(ctx)
 	require.ErrorContains(t, err, "Flush before Open")

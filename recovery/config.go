@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,21 +24,18 @@ const (
 	DefaultAccount            = "default"
 )
 
-// EnabledEnv is the environment variable that turns recoveries on or off for development,
-// over Config.Disabled: "true" or "false" (any form strconv.ParseBool accepts).
-const EnabledEnv = "FEEDKIT_RECOVERY_ENABLED"
-
-// ErrNoRequester is returned by NewManager for a config without a Requester while
-// recoveries are enabled.
-var ErrNoRequester = errors.New("recovery: Config.Requester is nil and recoveries are enabled (Config.Disabled is false and " + EnabledEnv + " does not turn them off)")
+// ErrNoRequester is returned by NewManager without a Requester while recoveries are
+// enabled.
+var ErrNoRequester = errors.New("recovery: NewManager: the Requester is nil and recoveries are enabled (Config.Disabled is false)")
 
 // Requester sends recovery requests to the feed's API; *feed.RecoveryClient is one.
 type Requester interface {
 	InitiateRecovery(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error
 }
 
-// Config configures a Manager. The zero value of each field means its default; Requester
-// is required unless recoveries are disabled. A duration below its field's floor (a
+// Config holds a Manager's tunables, each with a default: its zero value. What the
+// manager cannot work without, or what an assembler wires in, is an argument of
+// NewManager instead. A duration below its field's floor (a
 // minute for MaxRecoveryLength, a second for AssumedDowntime and RecoveryTimeout, a
 // millisecond for the others) is refused: it is a number written without its unit
 // (RecoveryTimeout: 60 is 60ns), not a setting.
@@ -48,19 +43,13 @@ type Config struct {
 	// Producers are the producers to follow; nil means feed.DefaultProducers(). Messages
 	// of other producers are counted and ignored.
 	Producers []feed.Producer
-	// Requester sends the recovery requests.
-	Requester Requester
-	// Listener receives producer status changes and recovery initiations, on the
-	// manager's goroutine and in order; it should return promptly (the concurrent
-	// package's GlobalEventsListener does). nil ignores them.
-	Listener feed.GlobalEventsListener
-	// Node is this SDK instance's node id, recorded with each request.
-	Node feed.NodeID
 	// Account names the feed account in the Ledger: the rate limits are shared by every
 	// node and process of one account. "" means DefaultAccount.
 	Account string
 	// Disabled skips the recoveries the manager would request: the producer becomes
-	// healthy at once instead. The EnabledEnv environment variable, when set, overrides it.
+	// healthy at once instead, and NewManager needs no Requester. (The root package's SDK
+	// lets the FEEDKIT_RECOVERY_ENABLED environment variable override it; this package
+	// reads no environment.)
 	Disabled bool
 	// MaxRecoveryLength is the longest span a recovery goes back; 0 means
 	// DefaultMaxRecoveryLength. A producer's MaxRecoveryWindow, when shorter, wins.
@@ -97,11 +86,6 @@ type Config struct {
 	// RetryInitial and RetryMax bound the exponential backoff between attempts of a
 	// request the API failed; 0 means DefaultRetryInitial and DefaultRetryMax.
 	RetryInitial, RetryMax time.Duration
-	// Sessions is the number of sessions that deliver system messages to the manager,
-	// through SystemHandler(0) ... SystemHandler(Sessions-1): a recovery is complete when
-	// the snapshot_complete has arrived on every one, since each follows the replay on its
-	// own queue. 0 means 1.
-	Sessions int
 	// Clock is the source of time; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
 	// OnError receives every error the manager reports: malformed system messages,
@@ -111,22 +95,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// settings is a Config with its defaults applied.
+// settings is a Config with its defaults applied, and the manager's wiring.
 type settings struct {
 	Config
-	enabled bool
-	retry   backoff.Policy
+	enabled   bool
+	retry     backoff.Policy
+	requester Requester
+	listener  feed.GlobalEventsListener // nil ignores the news
+	node      feed.NodeID
+	sessions  int
 }
 
-func (c Config) resolve(getenv func(string) string) (settings, error) {
+func (c Config) resolve() (settings, error) {
 	s := settings{Config: c, enabled: !c.Disabled}
-	if v := getenv(EnabledEnv); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("recovery: environment variable %s=%q is not a boolean", EnabledEnv, v)
-		}
-		s.enabled = on
-	}
 	if s.Producers == nil {
 		s.Producers = feed.DefaultProducers()
 	}
@@ -150,9 +131,6 @@ func (c Config) resolve(getenv func(string) string) (settings, error) {
 		if err := durcheck.AtLeast(fmt.Sprintf("Config.HeartbeatLimits[%d]", id), d, minHeartbeatLimit); err != nil {
 			return s, fmt.Errorf("recovery: %w", err)
 		}
-	}
-	if s.enabled && s.Requester == nil {
-		return s, ErrNoRequester
 	}
 	durations := []struct {
 		name     string
@@ -195,12 +173,6 @@ func (c Config) resolve(getenv func(string) string) (settings, error) {
 	if err := s.Limits.Validate(); err != nil {
 		return s, fmt.Errorf("recovery: Config.%s", strings.TrimPrefix(err.Error(), "recovery: "))
 	}
-	switch {
-	case s.Sessions < 0:
-		return s, fmt.Errorf("recovery: Config.Sessions %d must not be negative (0 means 1)", s.Sessions)
-	case s.Sessions == 0:
-		s.Sessions = 1
-	}
 	if s.Account == "" {
 		s.Account = DefaultAccount
 	}
@@ -229,8 +201,6 @@ func (s *settings) heartbeatLimit(p feed.Producer) time.Duration {
 func (s *settings) maxLength(p feed.Producer) time.Duration {
 	return min(s.MaxRecoveryLength, p.MaxRecoveryWindow)
 }
-
-var osGetenv = os.Getenv
 
 // minHeartbeatLimit is the shortest heartbeat limit taken: below it, a duration was surely
 // meant in another unit.

@@ -16,7 +16,6 @@ import (
 
 // NewManager refuses a config it cannot apply, naming the field at fault.
 func TestConfigErrorsNameTheField(t *testing.T) {
-	t.Setenv(recovery.EnabledEnv, "")
 	noName := lo
 	noName.Name = ""
 	noWindow := lo
@@ -49,7 +48,6 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 			[]string{"Config.Limits[1].Windows"}},
 		{"Limits MaxLength under MinLength", recovery.Config{Limits: recovery.Limits{{MinLength: time.Hour, MaxLength: time.Minute, Windows: w}}},
 			[]string{"Config.Limits[0].MaxLength"}},
-		{"negative Sessions", recovery.Config{Sessions: -1}, []string{"Config.Sessions", "-1"}},
 		// A number without its unit is nanoseconds: each duration has a floor that catches it.
 		{"RecoveryTimeout without a unit", recovery.Config{RecoveryTimeout: 60},
 			[]string{"Config.RecoveryTimeout 60ns is under the minimum of 1s", "60 * time.Second?"}},
@@ -66,8 +64,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.cfg.Requester = &fakeAPI{}
-			m, err := recovery.NewManager(c.cfg)
+			m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, c.cfg)
 			require.Error(t, err)
 			assert.Nil(t, m)
 			assert.True(t, strings.HasPrefix(err.Error(), "recovery: "), err.Error())
@@ -80,30 +77,39 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 // The zero config is valid, and so are the values that mean "off" or "default".
 func TestConfigDefaultsAreAccepted(t *testing.T) {
-	t.Setenv(recovery.EnabledEnv, "")
 	for _, cfg := range []recovery.Config{
 		{},
 		{MaxProcessingDelay: -1},
 		{Producers: []feed.Producer{}},
 		{HeartbeatLimits: map[int]time.Duration{1: time.Second, 3: time.Hour}},
-		{Sessions: 3, RetryInitial: time.Minute, RetryMax: time.Minute},
+		{RetryInitial: time.Minute, RetryMax: time.Minute},
 		// Each floor itself is accepted.
 		{MaxRecoveryLength: time.Minute, AssumedDowntime: time.Second, CheckInterval: time.Millisecond, RecoveryTimeout: time.Second,
 			RetryInitial: time.Millisecond, RetryMax: time.Millisecond, MaxProcessingDelay: time.Millisecond,
 			HeartbeatLimits: map[int]time.Duration{1: time.Millisecond}},
 	} {
-		cfg.Requester = &fakeAPI{}
-		m, err := recovery.NewManager(cfg)
+		m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 3, cfg)
 		require.NoError(t, err, "%+v", cfg)
 		require.NoError(t, m.Close(context.Background()))
 	}
 }
 
-// SystemHandler(i) takes 0 <= i < Sessions; anything else is a programming error.
+// NewManager takes the system messages of one session at least; a count below it is
+// refused, naming the argument.
+func TestNewManagerRefusesNoSessions(t *testing.T) {
+	for _, sessions := range []int{0, -1} {
+		m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, sessions, recovery.Config{})
+		require.Error(t, err)
+		assert.Nil(t, m)
+		assert.Equal(t, fmt.Sprintf("recovery: NewManager: sessions %d must be at least 1", sessions), err.Error())
+	}
+}
+
+// SystemHandler(i) takes 0 <= i < sessions; anything else is a programming error.
 func TestSystemHandlerOutOfRangePanics(t *testing.T) {
-	for _, sessions := range []int{0, 1, 3} {
-		r := newRig(t, recovery.Config{Sessions: sessions})
-		n := max(sessions, 1)
+	for _, n := range []int{1, 3} {
+		sessions := n
+		r := newRig(t, recovery.Config{}, withSessions(n))
 		for i := range n {
 			assert.NotPanics(t, func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", sessions, i)
 		}

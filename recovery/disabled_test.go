@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -17,8 +18,7 @@ import (
 func newRigWithAPI(t *testing.T, cfg recovery.Config) *rig {
 	t.Helper()
 	api := &fakeAPI{calls: make(chan apiCall, 64)}
-	cfg.Requester = api
-	r := newRig(t, cfg)
+	r := newRig(t, cfg, withRequester(api))
 	r.api = api
 	return r
 }
@@ -26,7 +26,6 @@ func newRigWithAPI(t *testing.T, cfg recovery.Config) *rig {
 // With recoveries disabled a recovery the manager would request is skipped: the producer
 // is healthy at once, with no API call, and the skip is counted.
 func TestDisabledRecoveryMakesTheProducerHealthyAtOnce(t *testing.T) {
-	t.Setenv(recovery.EnabledEnv, "")
 	r := newRigWithAPI(t, recovery.Config{Disabled: true})
 	r.alive(1, true)
 	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
@@ -53,7 +52,6 @@ func TestDisabledRecoveryMakesTheProducerHealthyAtOnce(t *testing.T) {
 
 // A producer restored as recovering is made healthy at its first alive too.
 func TestDisabledRecoverySkipsARestoredRecovery(t *testing.T) {
-	t.Setenv(recovery.EnabledEnv, "")
 	store := recovery.NewMemoryStore()
 	require.NoError(t, store.Save(t.Context(), recovery.Record{Producer: 1, State: recovery.Recovering,
 		RecoveryRequestedAt: t0.Add(-time.Minute), RecoverySnapshotID: 9}))
@@ -67,32 +65,19 @@ func TestDisabledRecoverySkipsARestoredRecovery(t *testing.T) {
 	assert.Equal(t, recovery.Healthy, recs[0].State)
 }
 
-// EnabledEnv overrides Config.Disabled both ways; an empty value leaves the config alone.
-func TestEnabledEnvOverridesTheConfig(t *testing.T) {
-	cases := []struct {
+// The package reads no environment: FEEDKIT_RECOVERY_ENABLED, which the root package's
+// SDK reads over Config.Disabled, changes nothing for a manager made directly.
+func TestManagerIgnoresTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
 		env      string
 		disabled bool
-		requests bool
-	}{
-		{"", false, true},
-		{"", true, false},
-		{"true", true, true},
-		{"1", true, true},
-		{"TRUE", true, true},
-		{"true", false, true},
-		{"false", false, false},
-		{"0", false, false},
-		{"F", false, false},
-		{"false", true, false},
-	}
-	for _, c := range cases {
+	}{{"false", false}, {"true", true}} {
 		t.Run(fmt.Sprintf("env=%q,disabled=%v", c.env, c.disabled), func(t *testing.T) {
-			t.Setenv(recovery.EnabledEnv, c.env)
+			t.Setenv("FEEDKIT_RECOVERY_ENABLED", c.env)
 			r := newRigWithAPI(t, recovery.Config{Disabled: c.disabled})
 			r.alive(1, true)
-			if c.requests {
-				c := r.recovered()
-				assert.Equal(t, t0.Add(-10*time.Minute), c.after)
+			if !c.disabled {
+				assert.Equal(t, t0.Add(-10*time.Minute), r.recovered().after)
 				assert.Zero(t, r.m.Stats().RecoveriesSkipped)
 			} else {
 				assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
@@ -104,37 +89,12 @@ func TestEnabledEnvOverridesTheConfig(t *testing.T) {
 	}
 }
 
-// A value of EnabledEnv that is not a boolean is refused, naming the variable.
-func TestEnabledEnvBadValueIsRefused(t *testing.T) {
-	for _, v := range []string{"maybe", "yes", "on", " true"} {
-		t.Run(v, func(t *testing.T) {
-			t.Setenv(recovery.EnabledEnv, v)
-			_, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}})
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), recovery.EnabledEnv)
-			assert.Contains(t, err.Error(), v)
-		})
-	}
-}
-
 // Recoveries enabled need a Requester; disabled ones do not.
 func TestRequesterIsRequiredWhenEnabled(t *testing.T) {
-	cases := []struct {
-		name     string
-		env      string
-		disabled bool
-		wantErr  bool
-	}{
-		{"enabled by default", "", false, true},
-		{"enabled by the environment over the config", "true", true, true},
-		{"disabled by the config", "", true, false},
-		{"disabled by the environment", "false", false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(recovery.EnabledEnv, c.env)
-			m, err := recovery.NewManager(recovery.Config{Disabled: c.disabled})
-			if c.wantErr {
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disabled=%v", disabled), func(t *testing.T) {
+			m, err := recovery.NewManager(nil, nil, feed.NodeID{}, 1, recovery.Config{Disabled: disabled})
+			if !disabled {
 				assert.ErrorIs(t, err, recovery.ErrNoRequester)
 				assert.Nil(t, m)
 				return

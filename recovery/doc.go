@@ -14,7 +14,7 @@
 //	Radar::SnapshotCompleteWorker     Manager.onSnapshotComplete
 //	recovery-from time rules          RecoveryFrom
 //	recovery limits                   Limits, Allow, Ledger (MemoryLedger; pgstore.Ledger)
-//	RADAR_RECOVERY_ENABLED            Config.Disabled, EnabledEnv (FEEDKIT_RECOVERY_ENABLED)
+//	RADAR_RECOVERY_ENABLED            Config.Disabled (feedkit.RecoveryEnabledEnv in the SDK)
 //	MISSING_HEARTBEAT_CHECK_INTERVAL  Config.CheckInterval
 //
 // # States

@@ -42,13 +42,14 @@ func ExampleManager() {
 	live, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	requests := make(chan int64, 1)
 	up := make(chan struct{})
-	m, err := recovery.NewManager(recovery.Config{
+	api := requesterFunc(func(_ context.Context, p feed.Producer, after time.Time, id int64) error {
+		requests <- id // accepted
+		return nil
+	})
+	// One session, and no node: the SDK's own wiring passes its node and its count of
+	// sessions.
+	m, err := recovery.NewManager(api, statusPrinter{up: up}, feed.NodeID{}, 1, recovery.Config{
 		Producers: []feed.Producer{live},
-		Requester: requesterFunc(func(_ context.Context, p feed.Producer, after time.Time, id int64) error {
-			requests <- id // accepted
-			return nil
-		}),
-		Listener: statusPrinter{up: up},
 		// A fixed clock keeps the example's output stable; leave Clock nil for the wall clock.
 		Clock: clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)),
 	})
@@ -89,10 +90,11 @@ func ExampleManager() {
 func ExampleManager_Flush() {
 	live, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	m, err := recovery.NewManager(recovery.Config{
+	// No recovery API (a nil Requester): with recoveries disabled a producer is up at its
+	// first alive.
+	m, err := recovery.NewManager(nil, statusPrinter{up: make(chan struct{})}, feed.NodeID{}, 1, recovery.Config{
 		Producers: []feed.Producer{live},
-		Listener:  statusPrinter{up: make(chan struct{})},
-		Disabled:  true, // no recovery API: a producer is up at its first alive
+		Disabled:  true,
 		Clock:     clk,
 	})
 	if err != nil {

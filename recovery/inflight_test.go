@@ -14,7 +14,7 @@ import (
 // replay is short): the recovery completes as soon as the API accepts.
 func TestSnapshotCompleteBeforeTheAPIAnswers(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api})
+	r := newRig(t, recovery.Config{}, withRequester(api))
 	r.alive(1, true)
 	c := api.next(t)
 	r.snapshot(0, 1, c.id)
@@ -35,7 +35,7 @@ func TestSnapshotCompleteBeforeTheAPIAnswers(t *testing.T) {
 // With two sessions, an early copy on one and the other after the answer complete it.
 func TestEarlySnapshotCompleteOnOneSessionOfTwo(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api, Sessions: 2})
+	r := newRig(t, recovery.Config{}, withRequester(api), withSessions(2))
 	r.alive(1, true)
 	c := api.next(t)
 	r.snapshot(1, 1, c.id)
@@ -50,7 +50,7 @@ func TestEarlySnapshotCompleteOnOneSessionOfTwo(t *testing.T) {
 // an id of its own.
 func TestEarlySnapshotCompleteOfAFailedRequest(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api})
+	r := newRig(t, recovery.Config{}, withRequester(api))
 	r.alive(1, true)
 	first := api.next(t)
 	r.snapshot(0, 1, first.id)
@@ -75,7 +75,7 @@ func TestEarlySnapshotCompleteOfAFailedRequest(t *testing.T) {
 // first one covered (rule 1), and only its snapshot_complete ends the recovery.
 func TestUnsubscribedWhileARequestIsInFlight(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api})
+	r := newRig(t, recovery.Config{}, withRequester(api))
 	r.alive(1, true)
 	first := api.next(t)
 	r.advance(5*time.Second, check)
@@ -104,7 +104,7 @@ func TestUnsubscribedWhileARequestIsInFlight(t *testing.T) {
 // must not cause a second request.
 func TestAliveWhileARequestIsInFlightRequestsNothingMore(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api})
+	r := newRig(t, recovery.Config{}, withRequester(api))
 	r.alive(1, true)
 	first := api.next(t)
 	r.advance(10*time.Second, check)
@@ -124,7 +124,7 @@ func TestAliveWhileARequestIsInFlightRequestsNothingMore(t *testing.T) {
 // so once the API accepts it is requested again for what it covered (rule 1).
 func TestConnectionDownWhileARequestIsInFlightRequestsAgain(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{Requester: api})
+	r := newRig(t, recovery.Config{}, withRequester(api))
 	r.alive(1, true)
 	first := api.next(t)
 	r.advance(5*time.Second, check)

@@ -104,12 +104,32 @@ type input struct {
 	barrier        chan struct{} // closed once everything due before it is handled (Flush)
 }
 
-// NewManager checks cfg and returns a manager; it starts nothing until Open.
-func NewManager(cfg Config) (*Manager, error) {
-	s, err := cfg.resolve(osGetenv)
+// NewManager checks cfg and returns a manager; it starts nothing until Open. Its
+// arguments are what the manager is wired to:
+//
+//   - req sends the recovery requests (a *feed.RecoveryClient); it may be nil only when
+//     cfg.Disabled turns recoveries off (ErrNoRequester).
+//   - global receives producer status changes and recovery initiations, on the manager's
+//     goroutine and in order; it should return promptly (the concurrent package's
+//     GlobalEventsListener does). nil ignores them.
+//   - node is this SDK instance's node id, recorded with each request; the zero NodeID
+//     when recovery replies are addressed to no node.
+//   - sessions is the number of sessions that deliver system messages to the manager,
+//     through SystemHandler(0) ... SystemHandler(sessions-1), at least 1: a recovery is
+//     complete when its snapshot_complete has arrived on every one, since each follows
+//     the replay on its own queue.
+func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeID, sessions int, cfg Config) (*Manager, error) {
+	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err
 	}
+	if sessions < 1 {
+		return nil, fmt.Errorf("recovery: NewManager: sessions %d must be at least 1", sessions)
+	}
+	if s.enabled && req == nil {
+		return nil, ErrNoRequester
+	}
+	s.requester, s.listener, s.node, s.sessions = req, global, node, sessions
 	m := &Manager{
 		s:         s,
 		producers: make(map[int]*producer, len(s.Producers)),
@@ -226,12 +246,12 @@ func (m *Manager) Close(ctx context.Context) error {
 func (m *Manager) HandleSystem(ev feed.Event) { m.post(input{ev: ev}) }
 
 // SystemHandler returns the handler for the system messages and connection losses of
-// session i, numbered from 0 to Config.Sessions-1. Its methods only queue the news for
-// the manager's goroutine; they wait while the manager's queue is full, which slows the
-// session's reading down rather than lose an alive.
+// session i, numbered from 0 below the sessions given to NewManager. Its methods only
+// queue the news for the manager's goroutine; they wait while the manager's queue is
+// full, which slows the session's reading down rather than lose an alive.
 func (m *Manager) SystemHandler(i int) feed.SystemHandler {
-	if i < 0 || i >= m.s.Sessions {
-		panic(fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, m.s.Sessions))
+	if i < 0 || i >= m.s.sessions {
+		panic(fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, m.s.sessions))
 	}
 	return sessionHandler{m, i}
 }
@@ -258,13 +278,13 @@ func (h sessionHandler) HandleConnectionDown(err error) { h.m.post(input{connDow
 // the system messages and connection losses its handlers took, the processed points and
 // failed calls reported to it, and the check and retry that were due on its clock (after a
 // fake clock's Advance, the check of that moment). What it acted on has reached the
-// Listener, the Store and OnError by then. It is for tests, the kit's and its users', to
+// GlobalEventsListener, the Store and OnError by then. It is for tests, the kit's and its users', to
 // wait for the manager instead of polling: hand it an alive, advance the clock, Flush,
 // then look at the producer's state.
 //
 // Flush returns an error before Open and ErrClosed once the manager is closed (what was
 // given to it is then dropped), and ctx.Err() if ctx ends first. It must not be called
-// from the Listener or OnError, which run on the manager's goroutine: that goroutine
+// from the GlobalEventsListener or OnError, which run on the manager's goroutine: that goroutine
 // would wait for itself.
 func (m *Manager) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

@@ -126,7 +126,7 @@ func TestUnsubscribedAliveRecoversSinceTheLastSubscription(t *testing.T) {
 
 // Copies of one alive from several sessions count once.
 func TestDuplicateAlivesAreDropped(t *testing.T) {
-	r := newRig(t, recovery.Config{Sessions: 2})
+	r := newRig(t, recovery.Config{}, withSessions(2))
 	r.alive(1, true)
 	r.alive(1, true) // same timestamp: the other session's copy
 	r.recovered()
@@ -137,7 +137,7 @@ func TestDuplicateAlivesAreDropped(t *testing.T) {
 // With two sessions, the recovery completes when both have delivered the snapshot_complete:
 // each follows the replay on its own queue.
 func TestSnapshotCompleteIsAwaitedOnEverySession(t *testing.T) {
-	r := newRig(t, recovery.Config{Sessions: 2})
+	r := newRig(t, recovery.Config{}, withSessions(2))
 	r.alive(1, true)
 	c := r.recovered()
 	r.snapshot(1, 1, c.id)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -189,7 +190,7 @@ func (s *failingStore) Save(ctx context.Context, r recovery.Record) error {
 // Open fails when the store cannot be loaded, and may be tried again.
 func TestOpenFailsWhenTheStoreFailsAndMayBeRetried(t *testing.T) {
 	store := &failingStore{loadErr: errBoom}
-	m, err := recovery.NewManager(recovery.Config{Requester: &fakeAPI{}, Store: store})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{Store: store})
 	require.NoError(t, err)
 	err = m.Open(t.Context())
 	assert.ErrorIs(t, err, errBoom)

@@ -54,11 +54,11 @@ func (m *Manager) send(req request) {
 	ctx := m.ctx
 	res := result{req: req}
 	res.reservation, res.err = m.s.Ledger.Reserve(ctx, LedgerRequest{
-		Account: m.s.Account, Node: m.s.Node, Producer: req.producer.ID,
+		Account: m.s.Account, Node: m.s.node, Producer: req.producer.ID,
 		At: req.at, Length: req.at.Sub(req.from), Limits: m.s.Limits,
 	})
 	if res.err == nil && res.reservation.Allowed {
-		res.err = m.s.Requester.InitiateRecovery(ctx, req.producer, req.from, req.id)
+		res.err = m.s.requester.InitiateRecovery(ctx, req.producer, req.from, req.id)
 		if res.err != nil {
 			res.releaseErr = m.s.Ledger.Release(context.WithoutCancel(ctx), res.reservation.ID)
 		}
@@ -97,11 +97,11 @@ func (m *Manager) onResult(r result, now time.Time) {
 		p.rec.State = Recovering
 		p.rec.RecoveryRequestedAt = r.req.at
 		p.rec.RecoverySnapshotID = r.req.id
-		p.rec.RecoveryNodeID = m.s.Node
+		p.rec.RecoveryNodeID = m.s.node
 		m.stats.RecoveriesRequested++
 		m.saveLocked(p, now)
 		m.logLocked(slog.LevelInfo, "recovery: requested", p, slog.Int64("request_id", r.req.id), slog.Time("from", r.req.from))
-		if l := m.s.Listener; l != nil {
+		if l := m.s.listener; l != nil {
 			ri := feed.RecoveryInitiated{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from}
 			m.effects = append(m.effects, func() {
 				m.callListener("OnRecoveryInitiated", func() { l.OnRecoveryInitiated(m.ctx, ri) })

@@ -19,27 +19,50 @@ import (
 // that counts what the manager asks of it, and a recovery API that answers only when told.
 
 // newRigAt is newRig on a fake clock started at start.
-func newRigAt(t *testing.T, cfg recovery.Config, start time.Time) *rig {
+func newRigAt(t *testing.T, cfg recovery.Config, start time.Time, opts ...rigOption) *rig {
 	t.Helper()
-	return newRigOpenedAfter(t, cfg, start, 0)
+	return newRigOpenedAfter(t, cfg, start, 0, opts...)
+}
+
+// wiring is what a rig hands NewManager besides the config: by default the rig's fake
+// API (unless recoveries are disabled) and one session.
+type wiring struct {
+	requester recovery.Requester
+	sessions  int
+}
+
+// A rigOption changes the wiring of a rig's manager.
+type rigOption func(*wiring)
+
+// withRequester wires the manager to req instead of the rig's fake API.
+func withRequester(req recovery.Requester) rigOption {
+	return func(w *wiring) { w.requester = req }
+}
+
+// withSessions makes the manager take the system messages of n sessions.
+func withSessions(n int) rigOption {
+	return func(w *wiring) { w.sessions = n }
 }
 
 // newRigOpenedAfter is newRigAt with the manager opened openAfter after it was made, as a
 // process does when loading its records takes time: the check ticker starts at Open.
-func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openAfter time.Duration) *rig {
+func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openAfter time.Duration, opts ...rigOption) *rig {
 	t.Helper()
 	r := &rig{t: t, clk: clocktest.NewFake(start), api: &fakeAPI{calls: make(chan apiCall, 64)},
 		events: make(chan string, 64), errs: make(chan error, 64)}
 	if cfg.Producers == nil {
 		cfg.Producers = []feed.Producer{lo, pre}
 	}
-	if cfg.Requester == nil && !cfg.Disabled {
-		cfg.Requester = r.api
+	w := wiring{sessions: 1}
+	if !cfg.Disabled {
+		w.requester = r.api
 	}
-	cfg.Listener = (*eventLog)(r)
+	for _, o := range opts {
+		o(&w)
+	}
 	cfg.Clock = r.clk
 	cfg.OnError = func(err error) { r.errs <- err }
-	m, err := recovery.NewManager(cfg)
+	m, err := recovery.NewManager(w.requester, (*eventLog)(r), feed.NodeID{}, w.sessions, cfg)
 	require.NoError(t, err)
 	r.m = m
 	r.clk.Advance(openAfter)

@@ -32,9 +32,9 @@ var (
 	pre, _ = feed.LookupProducer(feed.DefaultProducers(), 3)
 )
 
-func newRig(t *testing.T, cfg recovery.Config) *rig {
+func newRig(t *testing.T, cfg recovery.Config, opts ...rigOption) *rig {
 	t.Helper()
-	return newRigAt(t, cfg, t0)
+	return newRigAt(t, cfg, t0, opts...)
 }
 
 // alive sends an alive of producer p stamped now, as a session would, and, for one with

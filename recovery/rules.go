@@ -156,7 +156,7 @@ func (m *Manager) onSnapshotComplete(sc *feed.SnapshotComplete, session int, now
 // every session (a copy may arrive before the API's answer to the request).
 func (m *Manager) maybeComplete(p *producer, now time.Time) {
 	if p.rec.State != Recovering || p.needs || p.inFlight != 0 ||
-		p.snapID != p.rec.RecoverySnapshotID || len(p.snapSeen) < m.s.Sessions {
+		p.snapID != p.rec.RecoverySnapshotID || len(p.snapSeen) < m.s.sessions {
 		return
 	}
 	m.stats.RecoveriesCompleted++
@@ -252,7 +252,7 @@ func (m *Manager) update(p *producer, reason feed.StatusReason, now time.Time) {
 	st := feed.ProducerStatus{Producer: p.feed.ID, Down: !up, Delayed: p.delayed, Reason: reason, Timestamp: now}
 	m.stats.StatusChanges++
 	m.logLocked(slog.LevelInfo, "recovery: producer status", p, slog.Bool("up", up), slog.String("reason", reason.String()))
-	if l := m.s.Listener; l != nil {
+	if l := m.s.listener; l != nil {
 		m.effects = append(m.effects, func() {
 			m.callListener("OnProducerStatusChange", func() { l.OnProducerStatusChange(m.ctx, st) })
 		})

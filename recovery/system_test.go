@@ -118,7 +118,7 @@ func TestListenerPanicDoesNotStopTheManager(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	api := &fakeAPI{calls: make(chan apiCall, 8)}
 	l := panickingListener{calls: make(chan string, 8)}
-	m, err := recovery.NewManager(recovery.Config{Requester: api, Listener: l, Clock: clk, Producers: []feed.Producer{lo}})
+	m, err := recovery.NewManager(api, l, feed.NodeID{}, 1, recovery.Config{Clock: clk, Producers: []feed.Producer{lo}})
 	require.NoError(t, err)
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })

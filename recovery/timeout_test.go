@@ -56,7 +56,7 @@ func TestRecoveryTimeoutRequestsAgain(t *testing.T) {
 // not end the recovery either.
 func TestOldSnapshotWhileTheRepeatedRequestIsInFlight(t *testing.T) {
 	api := newBlockingAPI()
-	r := newRig(t, recovery.Config{RecoveryTimeout: time.Minute, Requester: api})
+	r := newRig(t, recovery.Config{RecoveryTimeout: time.Minute}, withRequester(api))
 	r.alive(1, true)
 	first := api.next(t)
 	api.answer(t, nil)

@@ -38,17 +38,16 @@ func TestTwoNodesSharingALedgerNeverExceedALimit(t *testing.T) {
 		if n == 1 {
 			pl = pgtest.SecondPool(t, pool)
 		}
-		m, err := recovery.NewManager(recovery.Config{
+		api := requesterFunc(func(_ context.Context, p feed.Producer, _ time.Time, id int64) error {
+			calls <- fmt.Sprintf("node %d producer %d at %s", n+1, p.ID, clk.Now().Format(time.TimeOnly))
+			return nil
+		})
+		m, err := recovery.NewManager(api, nil, feed.Node(n+1), 1, recovery.Config{
 			Producers: producers[n],
-			Requester: requesterFunc(func(_ context.Context, p feed.Producer, _ time.Time, id int64) error {
-				calls <- fmt.Sprintf("node %d producer %d at %s", n+1, p.ID, clk.Now().Format(time.TimeOnly))
-				return nil
-			}),
-			Node:    feed.Node(n + 1),
-			Account: "acme",
-			Ledger:  newLedger(t, pl),
-			Store:   newStore(t, pl),
-			Clock:   clk,
+			Account:   "acme",
+			Ledger:    newLedger(t, pl),
+			Store:     newStore(t, pl),
+			Clock:     clk,
 			OnError: func(err error) {
 				if errors.Is(err, recovery.ErrRateLimited) {
 					refused <- err
