@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 func TestProtectCrossOrigin(t *testing.T) {
@@ -24,7 +25,7 @@ func TestProtectCrossOrigin(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.method+" "+tt.header[1], func(t *testing.T) {
-			e := decodeError(t, serve(h, tt.method, "/things/7", "", tt.header...), http.StatusForbidden)
+			e := jsonapitest.DecodeError(t, serve(h, tt.method, "/things/7", "", tt.header...), http.StatusForbidden)
 			assert.Contains(t, e.Error, "cross-origin")
 			assert.Contains(t, e.Error, ": changes are taken from friends only")
 		})

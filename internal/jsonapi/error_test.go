@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 func TestWriteErrorWritesTheBody(t *testing.T) {
@@ -29,12 +30,12 @@ func TestWriteErrorWritesTheBody(t *testing.T) {
 func TestWriteErrorDefaults(t *testing.T) {
 	rec := httptest.NewRecorder()
 	jsonapi.WriteError(rec, &jsonapi.Error{})
-	e := decodeError(t, rec, http.StatusInternalServerError)
+	e := jsonapitest.DecodeError(t, rec, http.StatusInternalServerError)
 	assert.Equal(t, "Internal Server Error", e.Error, "no status is a server bug, not a panic")
 
 	rec = httptest.NewRecorder()
 	jsonapi.WriteError(rec, &jsonapi.Error{Status: http.StatusConflict})
-	assert.Equal(t, "Conflict", decodeError(t, rec, http.StatusConflict).Error)
+	assert.Equal(t, "Conflict", jsonapitest.DecodeError(t, rec, http.StatusConflict).Error)
 }
 
 func TestErrorUnwrapsToItsCause(t *testing.T) {

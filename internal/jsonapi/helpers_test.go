@@ -1,37 +1,14 @@
 package jsonapi_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
 )
-
-// errorBody is the body of an error answer, as a client reads it.
-type errorBody struct {
-	Error  string               `json:"error"`
-	Fields []jsonapi.FieldError `json:"fields"`
-}
-
-// decodeError checks that rec is a JSON error answer of status, and returns its body.
-func decodeError(t *testing.T, rec *httptest.ResponseRecorder, status int) errorBody {
-	t.Helper()
-	var e errorBody
-	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
-	dec.DisallowUnknownFields() // the body has "error" and "fields", nothing else
-	require.NoError(t, dec.Decode(&e), "body: %s", rec.Body)
-	assert.Equal(t, [2]any{status, "application/json"}, [2]any{rec.Code, rec.Header().Get("Content-Type")}, "error: %s", e.Error)
-	return e
-}
 
 // failed records what a test's ErrorFunc was given, and answers it as an API would that
 // knows no errors of its own: a package *Error as it is, anything else as a 500.

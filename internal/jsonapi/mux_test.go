@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 // newMux returns a Mux with a root page and a resource /things/{id} whose DELETE fails,
@@ -48,7 +49,7 @@ func TestMuxRoutes(t *testing.T) {
 
 func TestMuxAnswersAHandlersErrorThroughItsErrorFunc(t *testing.T) {
 	m, f := newMux()
-	e := decodeError(t, serve(m, http.MethodDelete, "/things/7", ""), http.StatusInternalServerError)
+	e := jsonapitest.DecodeError(t, serve(m, http.MethodDelete, "/things/7", ""), http.StatusInternalServerError)
 	assert.Equal(t, "delete failed", e.Error)
 	assert.Equal(t, []error{errDeleteFailed}, f.errs, "as the handler returned it")
 }
@@ -63,7 +64,7 @@ func TestMuxRefusesAMethodWithAllow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
 			rec := serve(m, tt.method, tt.target, "")
-			e := decodeError(t, rec, http.StatusMethodNotAllowed)
+			e := jsonapitest.DecodeError(t, rec, http.StatusMethodNotAllowed)
 			assert.Equal(t, tt.allow, rec.Header().Get("Allow"))
 			assert.Equal(t, "method "+tt.method+" is not allowed on "+tt.target+" (allowed: "+tt.allow+")", e.Error)
 		})
@@ -79,7 +80,7 @@ func TestMuxAnswersAnUnknownPathWith404(t *testing.T) {
 	for _, target := range []string{"/nope", "/things", "/things/", "/things/7/more"} {
 		t.Run(target, func(t *testing.T) {
 			rec := serve(m, http.MethodPost, target, "")
-			e := decodeError(t, rec, http.StatusNotFound)
+			e := jsonapitest.DecodeError(t, rec, http.StatusNotFound)
 			assert.Equal(t, "no such resource: "+target, e.Error)
 			assert.Empty(t, rec.Header().Get("Allow"))
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/internal/jsonapi"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 func TestWriteJSON(t *testing.T) {
@@ -42,7 +43,7 @@ func TestWriteJSONWritesNothingItCannotEncode(t *testing.T) {
 			assert.Empty(t, rec.Body.String())
 
 			jsonapi.WriteError(rec, e)
-			decodeError(t, rec, http.StatusInternalServerError)
+			jsonapitest.DecodeError(t, rec, http.StatusInternalServerError)
 		})
 	}
 }

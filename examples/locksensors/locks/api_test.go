@@ -21,6 +21,7 @@ import (
 
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 // apiEpoch is where the fake clock of every API test starts.
@@ -162,15 +163,6 @@ func (f *apiFixture) refuse(raws ...[]byte) {
 
 // The bodies the API answers.
 type (
-	apiErrorBody struct {
-		Error  string          `json:"error"`
-		Fields []apiFieldError `json:"fields"`
-	}
-	apiFieldError struct {
-		Field   string `json:"field"`
-		Value   string `json:"value"`
-		Problem string `json:"problem"`
-	}
 	apiSensorsPage struct {
 		Sensors []locks.Sensor `json:"sensors"`
 		Next    string         `json:"next"`
@@ -201,27 +193,6 @@ type (
 	}
 )
 
-// apiDecode checks that rec answered status with JSON, and decodes it, refusing fields
-// the test does not expect.
-func apiDecode[T any](t *testing.T, rec *httptest.ResponseRecorder, status int) T {
-	t.Helper()
-	require.Equal(t, status, rec.Code, "body: %s", rec.Body)
-	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	var v T
-	dec := json.NewDecoder(rec.Body)
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&v), "body: %s", rec.Body)
-	return v
-}
-
-// apiError checks that rec is an error of status with a message, and returns it.
-func apiError(t *testing.T, rec *httptest.ResponseRecorder, status int) apiErrorBody {
-	t.Helper()
-	e := apiDecode[apiErrorBody](t, rec, status)
-	assert.NotEmpty(t, e.Error)
-	return e
-}
-
 // apiPages follows a list from first (which has a query) through every page, passing
 // what next returns as param, and returns the pages.
 func apiPages[P any](f *apiFixture, first, param string, next func(P) string) []P {
@@ -229,7 +200,7 @@ func apiPages[P any](f *apiFixture, first, param string, next func(P) string) []
 	var pages []P
 	target := first
 	for range 100 {
-		p := apiDecode[P](f.t, f.do(http.MethodGet, target, ""), http.StatusOK)
+		p := jsonapitest.Decode[P](f.t, f.do(http.MethodGet, target, ""), http.StatusOK)
 		pages = append(pages, p)
 		n := next(p)
 		if n == "" {
@@ -263,7 +234,7 @@ func TestAPIStats(t *testing.T) {
 
 	// Without Stats there is no such resource.
 	f := newAPIFixture(t)
-	e := apiError(t, f.do(http.MethodGet, "/stats", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodGet, "/stats", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "/stats")
 }
 
@@ -271,7 +242,7 @@ func TestAPISensorLifecycle(t *testing.T) {
 	f := newAPIFixture(t)
 
 	rec := f.do(http.MethodPost, "/sensors", `{"id":"xa7v9Dfadr7H","address":"Moscow, Russia, Svobody st. 23 fl 1 room 16"}`)
-	created := apiDecode[locks.Sensor](t, rec, http.StatusCreated)
+	created := jsonapitest.Decode[locks.Sensor](t, rec, http.StatusCreated)
 	want := locks.Sensor{ID: "xa7v9Dfadr7H", Address: "Moscow, Russia, Svobody st. 23 fl 1 room 16"}
 	assert.Equal(t, want, created)
 	assert.Equal(t, "/sensors/xa7v9Dfadr7H", rec.Header().Get("Location"))
@@ -279,21 +250,21 @@ func TestAPISensorLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
-	e := apiError(t, f.do(http.MethodPost, "/sensors", `{"id":"xa7v9Dfadr7H","address":"elsewhere"}`), http.StatusConflict)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/sensors", `{"id":"xa7v9Dfadr7H","address":"elsewhere"}`), http.StatusConflict)
 	assert.Contains(t, e.Error, "xa7v9Dfadr7H")
 	got, err = f.store.GetSensor(t.Context(), "xa7v9Dfadr7H")
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "a refused registration changes nothing")
 
-	assert.Equal(t, want, apiDecode[locks.Sensor](t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusOK))
+	assert.Equal(t, want, jsonapitest.Decode[locks.Sensor](t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusOK))
 
 	// The id may be left out of a PUT, or repeated.
 	moved := locks.Sensor{ID: "xa7v9Dfadr7H", Address: "Moscow, Russia, Svobody st. 25 fl 2 room 3"}
-	assert.Equal(t, moved, apiDecode[locks.Sensor](t, f.do(http.MethodPut, "/sensors/xa7v9Dfadr7H",
+	assert.Equal(t, moved, jsonapitest.Decode[locks.Sensor](t, f.do(http.MethodPut, "/sensors/xa7v9Dfadr7H",
 		`{"address":"Moscow, Russia, Svobody st. 25 fl 2 room 3"}`), http.StatusOK))
-	assert.Equal(t, moved, apiDecode[locks.Sensor](t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusOK))
+	assert.Equal(t, moved, jsonapitest.Decode[locks.Sensor](t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusOK))
 	moved.Address = "Tverskaya st. 1"
-	assert.Equal(t, moved, apiDecode[locks.Sensor](t, f.do(http.MethodPut, "/sensors/xa7v9Dfadr7H",
+	assert.Equal(t, moved, jsonapitest.Decode[locks.Sensor](t, f.do(http.MethodPut, "/sensors/xa7v9Dfadr7H",
 		`{"id":"xa7v9Dfadr7H","address":"Tverskaya st. 1"}`), http.StatusOK))
 	got, err = f.store.GetSensor(t.Context(), "xa7v9Dfadr7H")
 	require.NoError(t, err)
@@ -304,8 +275,8 @@ func TestAPISensorLifecycle(t *testing.T) {
 	assert.Empty(t, rec.Body.String())
 	_, err = f.store.GetSensor(t.Context(), "xa7v9Dfadr7H")
 	require.ErrorIs(t, err, locks.ErrNotFound)
-	apiError(t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusNotFound)
-	apiError(t, f.do(http.MethodDelete, "/sensors/xa7v9Dfadr7H", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodGet, "/sensors/xa7v9Dfadr7H", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodDelete, "/sensors/xa7v9Dfadr7H", ""), http.StatusNotFound)
 }
 
 func TestAPISensorState(t *testing.T) {
@@ -333,14 +304,14 @@ func TestAPISensorState(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &back))
 	assert.Equal(t, cur, back)
 
-	e := apiError(t, f.do(http.MethodGet, "/sensors/ghost/state", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodGet, "/sensors/ghost/state", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "ghost")
 }
 
 func TestAPIListsSensorsInPages(t *testing.T) {
 	f := newAPIFixture(t)
 	assert.Equal(t, apiSensorsPage{Sensors: []locks.Sensor{}},
-		apiDecode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors", ""), http.StatusOK), "[] when there are none")
+		jsonapitest.Decode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors", ""), http.StatusOK), "[] when there are none")
 
 	// Byte order: digits, then upper case, then lower case.
 	var want []locks.Sensor
@@ -348,7 +319,7 @@ func TestAPIListsSensorsInPages(t *testing.T) {
 		want = append(want, f.sensor(id))
 	}
 
-	all := apiDecode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors", ""), http.StatusOK)
+	all := jsonapitest.Decode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors", ""), http.StatusOK)
 	assert.Equal(t, apiSensorsPage{Sensors: want}, all, "one page by default, without next")
 
 	pages := apiPages(f, "/sensors?limit=3", "after", func(p apiSensorsPage) string { return p.Next })
@@ -363,7 +334,7 @@ func TestAPIListsSensorsInPages(t *testing.T) {
 	assert.Equal(t, want, pages[0].Sensors)
 
 	// after need not be a registered sensor.
-	assert.Equal(t, want[4:], apiDecode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors?after=Z", ""), http.StatusOK).Sensors)
+	assert.Equal(t, want[4:], jsonapitest.Decode[apiSensorsPage](t, f.do(http.MethodGet, "/sensors?after=Z", ""), http.StatusOK).Sensors)
 }
 
 // The page-size rule of the kit: no limit, or 0, is a page of DefaultLimit; up to
@@ -376,7 +347,7 @@ func TestAPIPageLimits(t *testing.T) {
 		ids = append(ids, f.sensor(fmt.Sprintf("s%04d", i)).ID)
 	}
 	for _, target := range []string{"/sensors", "/sensors?limit=0"} {
-		p := apiDecode[apiSensorsPage](t, f.do(http.MethodGet, target, ""), http.StatusOK)
+		p := jsonapitest.Decode[apiSensorsPage](t, f.do(http.MethodGet, target, ""), http.StatusOK)
 		assert.Equal(t, locks.DefaultLimit, len(p.Sensors), target)
 		assert.Equal(t, string(ids[locks.DefaultLimit-1]), p.Next, target)
 	}
@@ -387,7 +358,7 @@ func TestAPIPageLimits(t *testing.T) {
 	assert.Equal(t, []locks.Sensor{{ID: ids[locks.MaxLimit], Address: "Moscow, Svobody st. 23, room " + string(ids[locks.MaxLimit])}}, pages[1].Sensors)
 
 	require.NoError(t, f.store.DeleteSensor(t.Context(), ids[locks.MaxLimit]))
-	p := apiDecode[apiSensorsPage](t, f.do(http.MethodGet, fmt.Sprintf("/sensors?limit=%d", locks.MaxLimit), ""), http.StatusOK)
+	p := jsonapitest.Decode[apiSensorsPage](t, f.do(http.MethodGet, fmt.Sprintf("/sensors?limit=%d", locks.MaxLimit), ""), http.StatusOK)
 	assert.Equal(t, locks.MaxLimit, len(p.Sensors))
 	assert.Empty(t, p.Next, "a page of the maximum that ends the list has no next")
 
@@ -397,7 +368,7 @@ func TestAPIPageLimits(t *testing.T) {
 		ats[i] = apiEpoch.Add(time.Duration(i) * time.Second)
 	}
 	f.read("s0000", ats...)
-	rp := apiDecode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s0000/readings?limit=0", ""), http.StatusOK)
+	rp := jsonapitest.Decode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s0000/readings?limit=0", ""), http.StatusOK)
 	assert.Equal(t, locks.DefaultLimit, len(rp.Readings))
 	assert.NotEmpty(t, rp.NextCursor)
 	rpages := apiPages(f, fmt.Sprintf("/sensors/s0000/readings?limit=%d", locks.MaxLimit), "cursor", func(p apiReadingsPage) string { return p.NextCursor })
@@ -411,7 +382,7 @@ func TestAPIClientLifecycle(t *testing.T) {
 	f := newAPIFixture(t)
 
 	rec := f.do(http.MethodPost, "/clients", `{"name":"Front desk","url":"https://desk.example.com/locks"}`)
-	created := apiDecode[locks.Client](t, rec, http.StatusCreated)
+	created := jsonapitest.Decode[locks.Client](t, rec, http.StatusCreated)
 	want := locks.Client{ID: 1, Name: "Front desk", URL: "https://desk.example.com/locks"}
 	assert.Equal(t, want, created)
 	assert.Equal(t, "/clients/1", rec.Header().Get("Location"))
@@ -420,15 +391,15 @@ func TestAPIClientLifecycle(t *testing.T) {
 	assert.Equal(t, want, got)
 
 	rec = f.do(http.MethodPost, "/clients", `{"name":"Security","url":"http://10.0.0.7:8080/hook"}`)
-	assert.Equal(t, locks.Client{ID: 2, Name: "Security", URL: "http://10.0.0.7:8080/hook"}, apiDecode[locks.Client](t, rec, http.StatusCreated))
+	assert.Equal(t, locks.Client{ID: 2, Name: "Security", URL: "http://10.0.0.7:8080/hook"}, jsonapitest.Decode[locks.Client](t, rec, http.StatusCreated))
 	assert.Equal(t, "/clients/2", rec.Header().Get("Location"))
 
-	assert.Equal(t, want, apiDecode[locks.Client](t, f.do(http.MethodGet, "/clients/1", ""), http.StatusOK))
+	assert.Equal(t, want, jsonapitest.Decode[locks.Client](t, f.do(http.MethodGet, "/clients/1", ""), http.StatusOK))
 
 	updated := locks.Client{ID: 1, Name: "Front desk (night)", URL: "https://night.example.com/locks"}
-	assert.Equal(t, updated, apiDecode[locks.Client](t, f.do(http.MethodPut, "/clients/1",
+	assert.Equal(t, updated, jsonapitest.Decode[locks.Client](t, f.do(http.MethodPut, "/clients/1",
 		`{"name":"Front desk (night)","url":"https://night.example.com/locks"}`), http.StatusOK))
-	assert.Equal(t, updated, apiDecode[locks.Client](t, f.do(http.MethodPut, "/clients/1",
+	assert.Equal(t, updated, jsonapitest.Decode[locks.Client](t, f.do(http.MethodPut, "/clients/1",
 		`{"id":1,"name":"Front desk (night)","url":"https://night.example.com/locks"}`), http.StatusOK), "the path's id may be repeated")
 	got, err = f.store.GetClient(t.Context(), 1)
 	require.NoError(t, err)
@@ -439,16 +410,16 @@ func TestAPIClientLifecycle(t *testing.T) {
 	assert.Empty(t, rec.Body.String())
 	_, err = f.store.GetClient(t.Context(), 1)
 	require.ErrorIs(t, err, locks.ErrNotFound)
-	e := apiError(t, f.do(http.MethodGet, "/clients/1", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodGet, "/clients/1", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "client 1")
-	apiError(t, f.do(http.MethodPut, "/clients/1", `{"name":"x","url":"https://x.example.com/"}`), http.StatusNotFound)
-	apiError(t, f.do(http.MethodDelete, "/clients/1", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodPut, "/clients/1", `{"name":"x","url":"https://x.example.com/"}`), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodDelete, "/clients/1", ""), http.StatusNotFound)
 }
 
 func TestAPIListsClientsInPages(t *testing.T) {
 	f := newAPIFixture(t)
 	assert.Equal(t, apiClientsPage{Clients: []locks.Client{}},
-		apiDecode[apiClientsPage](t, f.do(http.MethodGet, "/clients", ""), http.StatusOK))
+		jsonapitest.Decode[apiClientsPage](t, f.do(http.MethodGet, "/clients", ""), http.StatusOK))
 
 	var want []locks.Client
 	for _, name := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
@@ -457,7 +428,7 @@ func TestAPIListsClientsInPages(t *testing.T) {
 	require.NoError(t, f.store.DeleteClient(t.Context(), want[1].ID)) // a gap in the ids
 	want = append(want[:1], want[2:]...)
 
-	assert.Equal(t, apiClientsPage{Clients: want}, apiDecode[apiClientsPage](t, f.do(http.MethodGet, "/clients", ""), http.StatusOK))
+	assert.Equal(t, apiClientsPage{Clients: want}, jsonapitest.Decode[apiClientsPage](t, f.do(http.MethodGet, "/clients", ""), http.StatusOK))
 
 	pages := apiPages(f, "/clients?limit=2", "after", func(p apiClientsPage) string { return p.Next })
 	require.Len(t, pages, 2)
@@ -477,29 +448,29 @@ func TestAPILinks(t *testing.T) {
 	alpha, beta := f.client("alpha"), f.client("beta")
 
 	assert.Equal(t, apiClientsPage{Clients: []locks.Client{}},
-		apiDecode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK))
+		jsonapitest.Decode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK))
 
 	for _, target := range []string{"/sensors/s1/clients/2", "/sensors/s1/clients/1", "/sensors/s1/clients/2"} {
 		rec := f.do(http.MethodPut, target, "")
 		assert.Equal(t, http.StatusNoContent, rec.Code, "%s: %s", target, rec.Body)
 	}
 	assert.Equal(t, apiClientsPage{Clients: []locks.Client{alpha, beta}},
-		apiDecode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK))
+		jsonapitest.Decode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK))
 
-	e := apiError(t, f.do(http.MethodPut, "/sensors/s1/clients/42", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPut, "/sensors/s1/clients/42", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "client 42")
-	e = apiError(t, f.do(http.MethodPut, "/sensors/ghost/clients/1", ""), http.StatusNotFound)
+	e = jsonapitest.DecodeError(t, f.do(http.MethodPut, "/sensors/ghost/clients/1", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "ghost")
 
 	rec := f.do(http.MethodDelete, "/sensors/s1/clients/1", "")
 	assert.Equal(t, http.StatusNoContent, rec.Code, "body: %s", rec.Body)
-	assert.Equal(t, []locks.Client{beta}, apiDecode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK).Clients)
+	assert.Equal(t, []locks.Client{beta}, jsonapitest.Decode[apiClientsPage](t, f.do(http.MethodGet, "/sensors/s1/clients", ""), http.StatusOK).Clients)
 	clients, err := f.store.Clients(t.Context(), "s1")
 	require.NoError(t, err)
 	assert.Equal(t, []locks.Client{beta}, clients)
 
-	apiError(t, f.do(http.MethodDelete, "/sensors/s1/clients/1", ""), http.StatusNotFound)
-	apiError(t, f.do(http.MethodGet, "/sensors/ghost/clients", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodDelete, "/sensors/s1/clients/1", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodGet, "/sensors/ghost/clients", ""), http.StatusNotFound)
 }
 
 func TestAPIReadingsInPages(t *testing.T) {
@@ -508,7 +479,7 @@ func TestAPIReadingsInPages(t *testing.T) {
 	f.sensor("s2")
 	f.read("s2", apiEpoch) // another sensor's, never listed
 	assert.Equal(t, apiReadingsPage{Readings: []locks.StoredReading{}},
-		apiDecode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings", ""), http.StatusOK))
+		jsonapitest.Decode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings", ""), http.StatusOK))
 
 	// Three readings share a ts, so that pages split between entries of the same time.
 	m := func(n int) time.Time { return apiEpoch.Add(time.Duration(n) * time.Minute) }
@@ -516,7 +487,7 @@ func TestAPIReadingsInPages(t *testing.T) {
 	require.Len(t, all, 7)
 
 	assert.Equal(t, apiReadingsPage{Readings: all},
-		apiDecode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings", ""), http.StatusOK))
+		jsonapitest.Decode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings", ""), http.StatusOK))
 
 	for _, limit := range []int{1, 2, 3, 6, 7} {
 		pages := apiPages(f, fmt.Sprintf("/sensors/s1/readings?limit=%d", limit), "cursor",
@@ -541,7 +512,7 @@ func TestAPIReadingsFromTo(t *testing.T) {
 
 	get := func(query string) []locks.StoredReading {
 		t.Helper()
-		return apiDecode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings?"+query, ""), http.StatusOK).Readings
+		return jsonapitest.Decode[apiReadingsPage](t, f.do(http.MethodGet, "/sensors/s1/readings?"+query, ""), http.StatusOK).Readings
 	}
 	assert.Equal(t, all[1:3], get("from=2026-03-02T09:01:00Z&to=2026-03-02T09:03:00Z"), "from is in, to is out")
 	assert.Equal(t, all[3:], get("from=2026-03-02T09:03:00Z"))
@@ -570,7 +541,7 @@ func TestAPISensorNotificationsInPages(t *testing.T) {
 	f.link("s1", beta)
 	f.link("s2", alpha)
 	assert.Equal(t, apiNotificationsPage{Notifications: []locks.Notification{}},
-		apiDecode[apiNotificationsPage](t, f.do(http.MethodGet, "/sensors/s1/notifications", ""), http.StatusOK))
+		jsonapitest.Decode[apiNotificationsPage](t, f.do(http.MethodGet, "/sensors/s1/notifications", ""), http.StatusOK))
 
 	f.notify("s2", apiEpoch)
 	m := func(n int) time.Time { return apiEpoch.Add(time.Duration(n) * time.Minute) }
@@ -585,7 +556,7 @@ func TestAPISensorNotificationsInPages(t *testing.T) {
 	}
 
 	assert.Equal(t, apiNotificationsPage{Notifications: all},
-		apiDecode[apiNotificationsPage](t, f.do(http.MethodGet, "/sensors/s1/notifications", ""), http.StatusOK))
+		jsonapitest.Decode[apiNotificationsPage](t, f.do(http.MethodGet, "/sensors/s1/notifications", ""), http.StatusOK))
 
 	for _, limit := range []int{1, 4, 5, 6} {
 		pages := apiPages(f, fmt.Sprintf("/sensors/s1/notifications?limit=%d", limit), "cursor",
@@ -599,14 +570,14 @@ func TestAPISensorNotificationsInPages(t *testing.T) {
 		assert.Equal(t, all, got, "limit %d", limit)
 	}
 
-	got := apiDecode[apiNotificationsPage](t, f.do(http.MethodGet,
+	got := jsonapitest.Decode[apiNotificationsPage](t, f.do(http.MethodGet,
 		"/sensors/s1/notifications?from=2026-03-02T09:01:00Z&to=2026-03-02T09:02:00Z", ""), http.StatusOK)
 	assert.Equal(t, all[2:4], got.Notifications)
 	for _, n := range got.Notifications {
 		assert.Equal(t, m(1), n.At)
 	}
 
-	apiError(t, f.do(http.MethodGet, "/sensors/ghost/notifications", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodGet, "/sensors/ghost/notifications", ""), http.StatusNotFound)
 }
 
 // A notification, and the sensor's state, say the sequence of the event: an operator
@@ -641,7 +612,7 @@ func TestAPIReplaysADeadNotification(t *testing.T) {
 	id := ids[0]
 	target := fmt.Sprintf("/notifications/%d", id)
 
-	dead := apiDecode[locks.Notification](t, f.do(http.MethodGet, target, ""), http.StatusOK)
+	dead := jsonapitest.Decode[locks.Notification](t, f.do(http.MethodGet, target, ""), http.StatusOK)
 	assert.Equal(t, locks.Dead, dead.Status)
 	assert.Equal(t, "gave up after 1 attempt", dead.Reason)
 	assert.Equal(t, 1, dead.Attempts)
@@ -653,7 +624,7 @@ func TestAPIReplaysADeadNotification(t *testing.T) {
 	assert.Equal(t, stored, dead)
 
 	f.clk.Advance(time.Hour)
-	replayed := apiDecode[locks.Notification](t, f.do(http.MethodPost, target+"/replay", ""), http.StatusOK)
+	replayed := jsonapitest.Decode[locks.Notification](t, f.do(http.MethodPost, target+"/replay", ""), http.StatusOK)
 	assert.Equal(t, 1, f.replays, "OnReplay")
 	assert.Equal(t, locks.Pending, replayed.Status)
 	assert.Equal(t, 0, replayed.Attempts)
@@ -666,11 +637,11 @@ func TestAPIReplaysADeadNotification(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, apiEpoch.Add(time.Hour), due)
 
-	e := apiError(t, f.do(http.MethodPost, target+"/replay", ""), http.StatusConflict)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, target+"/replay", ""), http.StatusConflict)
 	assert.Contains(t, e.Error, "pending")
 	assert.Equal(t, 1, f.replays, "no OnReplay for a refused replay")
 
-	apiError(t, f.do(http.MethodPost, "/notifications/42/replay", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodPost, "/notifications/42/replay", ""), http.StatusNotFound)
 	assert.Equal(t, 1, f.replays)
 }
 
@@ -683,7 +654,7 @@ func TestAPIReplayWithoutOnReplay(t *testing.T) {
 	ids := f.kill()
 	h := locks.NewHandler(s, locks.HandlerOptions{})
 	rec := apiServe(t, h, http.MethodPost, fmt.Sprintf("/notifications/%d/replay", ids[0]), "")
-	n := apiDecode[locks.Notification](t, rec, http.StatusOK)
+	n := jsonapitest.Decode[locks.Notification](t, rec, http.StatusOK)
 	assert.Equal(t, locks.Pending, n.Status)
 	assert.WithinDuration(t, time.Now(), n.NextAttempt, time.Minute, "due at the wall clock")
 }
@@ -691,7 +662,7 @@ func TestAPIReplayWithoutOnReplay(t *testing.T) {
 func TestAPIListsDeadNotificationsInPages(t *testing.T) {
 	f := newAPIFixture(t)
 	assert.Equal(t, apiNotificationsPage{Notifications: []locks.Notification{}},
-		apiDecode[apiNotificationsPage](t, f.do(http.MethodGet, "/notifications/dead", ""), http.StatusOK))
+		jsonapitest.Decode[apiNotificationsPage](t, f.do(http.MethodGet, "/notifications/dead", ""), http.StatusOK))
 
 	f.sensor("s1")
 	f.sensor("s2")
@@ -716,15 +687,15 @@ func TestAPIListsDeadNotificationsInPages(t *testing.T) {
 	assert.Equal(t, apiNotificationsPage{Notifications: want[:2], Next: fmt.Sprint(want[1].ID)}, pages[0])
 	assert.Equal(t, apiNotificationsPage{Notifications: want[2:]}, pages[1])
 
-	apiDecode[locks.Notification](t, f.do(http.MethodPost, fmt.Sprintf("/notifications/%d/replay", want[1].ID), ""), http.StatusOK)
+	jsonapitest.Decode[locks.Notification](t, f.do(http.MethodPost, fmt.Sprintf("/notifications/%d/replay", want[1].ID), ""), http.StatusOK)
 	assert.Equal(t, apiNotificationsPage{Notifications: []locks.Notification{want[0], want[2]}},
-		apiDecode[apiNotificationsPage](t, f.do(http.MethodGet, "/notifications/dead", ""), http.StatusOK), "a replayed one is no longer dead")
+		jsonapitest.Decode[apiNotificationsPage](t, f.do(http.MethodGet, "/notifications/dead", ""), http.StatusOK), "a replayed one is no longer dead")
 }
 
 func TestAPIListsDeadLettersInPages(t *testing.T) {
 	f := newAPIFixture(t)
 	assert.Equal(t, apiDeadLettersPage{DeadLetters: []apiDeadLetter{}},
-		apiDecode[apiDeadLettersPage](t, f.do(http.MethodGet, "/dead-letters", ""), http.StatusOK))
+		jsonapitest.Decode[apiDeadLettersPage](t, f.do(http.MethodGet, "/dead-letters", ""), http.StatusOK))
 
 	f.refuse([]byte(`{"sensor_id":"s1","data":2,"ts":1764000000}`), []byte{0xff, 0xfe, 'x'}, []byte(`not json`))
 	text := func(s string) *string { return &s }
@@ -734,7 +705,7 @@ func TestAPIListsDeadLettersInPages(t *testing.T) {
 		{ID: 3, Reason: "data: 2 is not 0 or 1", Received: apiEpoch, Raw: text("not json")},
 	}
 
-	assert.Equal(t, apiDeadLettersPage{DeadLetters: want}, apiDecode[apiDeadLettersPage](t, f.do(http.MethodGet, "/dead-letters", ""), http.StatusOK))
+	assert.Equal(t, apiDeadLettersPage{DeadLetters: want}, jsonapitest.Decode[apiDeadLettersPage](t, f.do(http.MethodGet, "/dead-letters", ""), http.StatusOK))
 	pages := apiPages(f, "/dead-letters?limit=2", "after", func(p apiDeadLettersPage) string { return p.Next })
 	require.Len(t, pages, 2)
 	assert.Equal(t, apiDeadLettersPage{DeadLetters: want[:2], Next: "2"}, pages[0])
@@ -832,7 +803,7 @@ func TestAPIRefusesBadRequests(t *testing.T) {
 			f := newAPIFixture(t)
 			f.sensor("s1")
 			f.client("alpha")
-			e := apiError(t, f.do(tc.method, tc.target, tc.body), http.StatusBadRequest)
+			e := jsonapitest.DecodeError(t, f.do(tc.method, tc.target, tc.body), http.StatusBadRequest)
 			if tc.field == "" {
 				assert.Empty(t, e.Fields)
 				assert.Contains(t, e.Error, tc.problem)
@@ -887,7 +858,7 @@ func TestAPINotFound(t *testing.T) {
 	f.client("alpha")
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
-			e := apiError(t, f.do(tc.method, tc.target, tc.body), http.StatusNotFound)
+			e := jsonapitest.DecodeError(t, f.do(tc.method, tc.target, tc.body), http.StatusNotFound)
 			assert.Contains(t, e.Error, tc.want)
 			assert.Empty(t, e.Fields)
 		})
@@ -918,7 +889,7 @@ func TestAPIMethodNotAllowed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			rec := f.do(tc.method, tc.target, "")
-			e := apiError(t, rec, http.StatusMethodNotAllowed)
+			e := jsonapitest.DecodeError(t, rec, http.StatusMethodNotAllowed)
 			assert.Equal(t, tc.allow, rec.Header().Get("Allow"))
 			assert.Contains(t, e.Error, tc.method)
 			assert.Contains(t, e.Error, tc.allow)
@@ -933,10 +904,10 @@ func TestAPIRefusesCrossOriginChanges(t *testing.T) {
 	f.sensor("s1")
 	body := `{"id":"s2","address":"x"}`
 
-	e := apiError(t, f.do(http.MethodPost, "/sensors", body, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/sensors", body, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
 	assert.Contains(t, e.Error, "cross-origin")
-	apiError(t, f.do(http.MethodDelete, "/sensors/s1", "", "Origin", "https://evil.example"), http.StatusForbidden)
-	apiError(t, f.do(http.MethodPut, "/sensors/s1", body, "Sec-Fetch-Site", "same-site"), http.StatusForbidden)
+	jsonapitest.DecodeError(t, f.do(http.MethodDelete, "/sensors/s1", "", "Origin", "https://evil.example"), http.StatusForbidden)
+	jsonapitest.DecodeError(t, f.do(http.MethodPut, "/sensors/s1", body, "Sec-Fetch-Site", "same-site"), http.StatusForbidden)
 	sensors, err := f.store.ListSensors(t.Context(), "", 10)
 	require.NoError(t, err)
 	assert.Len(t, sensors, 1, "nothing changed")
@@ -953,20 +924,20 @@ func TestAPILimitsBodies(t *testing.T) {
 	f := newAPIFixture(t)
 
 	rec := f.do(http.MethodPost, "/sensors", `{"id":"s1","address":"`+strings.Repeat("a", 65<<10)+`"}`)
-	e := apiError(t, rec, http.StatusRequestEntityTooLarge)
+	e := jsonapitest.DecodeError(t, rec, http.StatusRequestEntityTooLarge)
 	assert.Contains(t, e.Error, "larger than 65536 bytes")
 
 	rec = f.do(http.MethodPut, "/clients/1", `{"name":"n","url":"https://example.com/","x":"`+strings.Repeat("a", 1<<20)+`"}`)
-	apiError(t, rec, http.StatusRequestEntityTooLarge)
+	jsonapitest.DecodeError(t, rec, http.StatusRequestEntityTooLarge)
 
 	// Past the limit only in trailing data: still too large, not "nothing after it".
 	rec = f.do(http.MethodPost, "/sensors", `{"id":"s1","address":"x"}`+strings.Repeat(" ", 65<<10)+"{}")
-	apiError(t, rec, http.StatusRequestEntityTooLarge)
+	jsonapitest.DecodeError(t, rec, http.StatusRequestEntityTooLarge)
 
 	// Within the limit, an address too long is the sensor's problem; the value is echoed
 	// shortened.
 	rec = f.do(http.MethodPost, "/sensors", `{"id":"s1","address":"`+strings.Repeat("a", 60<<10)+`"}`)
-	e = apiError(t, rec, http.StatusBadRequest)
+	e = jsonapitest.DecodeError(t, rec, http.StatusBadRequest)
 	require.Len(t, e.Fields, 1)
 	assert.Equal(t, "address", e.Fields[0].Field)
 	assert.Contains(t, e.Fields[0].Problem, "longer than 500 characters")
@@ -996,7 +967,7 @@ func TestAPIHidesServerErrors(t *testing.T) {
 		Stats:  func() any { return map[string]any{"broken": make(chan int)} },
 	})
 
-	e := apiError(t, apiServe(t, h, http.MethodGet, "/sensors/s1", ""), http.StatusInternalServerError)
+	e := jsonapitest.DecodeError(t, apiServe(t, h, http.MethodGet, "/sensors/s1", ""), http.StatusInternalServerError)
 	assert.NotContains(t, e.Error, "10.0.0.5")
 	assert.Contains(t, e.Error, "internal server error")
 	assert.Contains(t, logged.String(), "10.0.0.5:5432")
@@ -1004,12 +975,12 @@ func TestAPIHidesServerErrors(t *testing.T) {
 
 	// A Stats value that is not JSON is a 500 too, not a truncated 200.
 	logged.Reset()
-	apiError(t, apiServe(t, h, http.MethodGet, "/stats", ""), http.StatusInternalServerError)
+	jsonapitest.DecodeError(t, apiServe(t, h, http.MethodGet, "/stats", ""), http.StatusInternalServerError)
 	assert.Contains(t, logged.String(), "chan")
 
 	// A Store too slow for the request's deadline is not a server bug.
 	h = locks.NewHandler(apiBrokenStore{MemoryStore: locks.NewMemoryStore(0), err: fmt.Errorf("pgstore: %w", context.DeadlineExceeded)},
 		locks.HandlerOptions{})
-	e = apiError(t, apiServe(t, h, http.MethodGet, "/sensors/s1", ""), http.StatusServiceUnavailable)
+	e = jsonapitest.DecodeError(t, apiServe(t, h, http.MethodGet, "/sensors/s1", ""), http.StatusServiceUnavailable)
 	assert.Contains(t, e.Error, "try again")
 }
