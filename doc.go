@@ -15,12 +15,14 @@
 //   - [github.com/feedkit/feedkit/feed/rabbitmq]: the transport that consumes the feed from
 //     RabbitMQ, reconnecting on its own, and a publisher that feeds a broker.
 //
-//   - [github.com/feedkit/feedkit/concurrent]: the concurrent listener: each match's
-//     messages in order, matches in parallel on a pool of workers, and producer ups held
-//     back until every message of their recovery has been processed.
+//   - [github.com/feedkit/feedkit/concurrent]: delivery to your listeners: the concurrent
+//     listener (each match's messages in order, matches in parallel on a pool of
+//     workers) and its serial twin, SerialListener (one call at a time in arrival order),
+//     both on one task tracker that holds a producer's up back until every message of its
+//     recovery has been processed.
 //
-//   - [github.com/feedkit/feedkit/recovery]: producer health and recovery: alive,
-//     missing-heartbeat and snapshot_complete handling, the recovery-from time rules, the
+//   - [github.com/feedkit/feedkit/recovery]: producer health and recovery: alives,
+//     missing heartbeats and snapshot_complete, where a recovery goes back to, the
 //     account-wide rate limits on recovery requests (exact sliding windows, shared through
 //     a Ledger), and producer records that survive a restart; recovery/pgstore keeps the
 //     ledger and the records in PostgreSQL.
@@ -33,16 +35,34 @@
 //     (workflow/pgstore keeps it in PostgreSQL), operator search, restart and abort, and
 //     mass recovery jobs.
 //
-// The publish carousel comes with its issue.
+//   - [github.com/feedkit/feedkit/carousel]: the publish carousel: cycles that republish
+//     a collection, whole or by time window, at a throttle, with their progress persisted
+//     (in memory, a file, or PostgreSQL with carousel/pgstore) and an active/passive
+//     switch, so that every item reaches downstream systems again without flooding them.
+//
+//   - [github.com/feedkit/feedkit/clock]: the time every component reads; a test passes
+//     clock/clocktest's fake to any Config.Clock and moves time instead of sleeping. The
+//     components that act on their own goroutine have a Flush to wait for them.
 //
 // # The SDK
 //
 // This package assembles the odds-feed SDK: [New] takes a [Config] (a transport, the
-// sessions by message interest with their listeners, the recovery API, the concurrent
-// listener's and the recovery manager's settings) and returns an [SDK] to Open and Close.
-// Producers start down; each is recovered when its alives arrive, and its up reaches the
+// sessions by message interest with their listeners, the recovery API, the recovery
+// manager's tunables, and Config.Concurrent: a *concurrent.Config for the concurrent
+// listener, nil for serial delivery) and returns an [SDK] to Open and Close. Producers
+// start down; each is recovered when its alives arrive, and its up reaches the
 // GlobalEventsListener only after every message of the recovery behind it has been
-// processed.
+// processed, with either delivery.
+//
+// The kit has one rule for what goes where: what a component cannot work without, and
+// what an assembler wires in, is an argument of its constructor (recovery.NewManager takes
+// the recovery API client, the GlobalEventsListener, the node and the number of sessions;
+// concurrent.NewOddsFeedListener the listener and the tracker); a Config holds tunables
+// and optional plug-ins with a default (a Store, a Ledger, a Clock, a Logger, OnError).
+// So Config.Recovery holds only what you may set, and New wires the rest. New also reads
+// the environment, which the components never do: RecoveryEnabledEnv
+// (FEEDKIT_RECOVERY_ENABLED=false) turns recoveries off for development, over
+// Config.Recovery.Disabled.
 //
 // A recovery after an outage or a restart goes back to the producer's recovery point: the
 // feed's timestamp of the last alive before which every message the sessions read had

@@ -1,5 +1,5 @@
 // Package recovery follows the health of the feed's producers and recovers the messages
-// an outage lost, as the seed's producer workers do, within the account's rate limits.
+// an outage lost, within the account's rate limits.
 //
 // A Manager takes the system messages of the SDK's sessions (alive, snapshot_complete)
 // and the news of a lost connection, checks for missing heartbeats with a
@@ -7,15 +7,27 @@
 // GlobalEventsListener of every status change and recovery initiation. The root package
 // feedkit wires it; it is usable alone.
 //
-//	seed                              package recovery
-//	producer attributes               Record (persisted through a Store)
-//	Radar::AliveWorker                Manager.onAlive
-//	Radar::MissingHeartbeatWorker     heartbeat.Monitor + Manager.onLost, every CheckInterval
-//	Radar::SnapshotCompleteWorker     Manager.onSnapshotComplete
-//	recovery-from time rules          RecoveryFrom
-//	recovery limits                   Limits, Allow, Ledger (MemoryLedger; pgstore.Ledger)
-//	RADAR_RECOVERY_ENABLED            Config.Disabled (feedkit.RecoveryEnabledEnv in the SDK)
-//	MISSING_HEARTBEAT_CHECK_INTERVAL  Config.CheckInterval
+// # Arguments and Config
+//
+// The kit has one rule for what goes where: what a component cannot work without, and
+// what an assembler (the root package's SDK) wires in, is an argument of its constructor;
+// a Config holds tunables and optional plug-ins that have a default (here the Store, the
+// Ledger, the Clock, the Logger, OnError). So NewManager takes the Requester that sends
+// the requests, the GlobalEventsListener it reports to, the node id and the number of
+// sessions that deliver system messages, and Config only what a user may set. The
+// package reads no environment: the SDK applies FEEDKIT_RECOVERY_ENABLED
+// (feedkit.RecoveryEnabledEnv) over Config.Disabled.
+//
+// # If you know Sportradar's SDK
+//
+//	Sportradar's SDK                                   package recovery
+//	InactivitySeconds, InactivitySecondsPrematch       the producers' HeartbeatLimit, Config.HeartbeatLimits
+//	MaxRecoveryTime                                    Config.RecoveryTimeout
+//	MinIntervalBetweenRecoveryRequests                 Config.Limits (the API's own limits, counted exactly)
+//	DisabledProducers, disableProducer                 Config.Producers (the producers followed)
+//	setProducerRecoveryFromTimestamp                   a Record saved in the Store before Open
+//	onProducerStatusChange, onRecoveryInitiated        the GlobalEventsListener given to NewManager
+//	IsProducerDown, LastTimestampBeforeDisconnect      Manager.Producer: ProducerState.Up, LastDisconnectedAt
 //
 // # States
 //
@@ -30,9 +42,8 @@
 // the longest silence allowed: a producer is past it when no alive has come for longer
 // than the limit. A silence of exactly the limit is within it, one of the limit and 1ns is
 // past it, on both paths that measure a silence, the alive rule and the check. That is
-// the seed's rule ("didn't receive <alive> for longer than specified in heartbeat
-// limits") and what Sportradar's SDKs document for their inactivity limit ("if this value
-// is exceeded, the producer is considered to be down").
+// what Sportradar's SDKs document for their inactivity limit ("if this value is exceeded,
+// the producer is considered to be down").
 //
 //   - An alive with subscribed=1 is measured against the previous one, in our clock: if
 //     the previous one came longer ago than the producer's heartbeat limit the producer is
@@ -51,8 +62,9 @@
 //     (FirstRecoveryCompleted the first time in the process, then ReturnedFromInactivity).
 //   - A recovery goes back, in this order: (1) for a producer recovering, to its
 //     RecoveryRequestedAt, or to the disconnection that recovery covers when earlier
-//     (the seed takes the request time only, which loses the span before it when the
-//     earlier replay was lost, the reason a recovering producer is recovered again); (2) with no LastDisconnectedAt, to LastSubscribedAt, or else
+//     (the request time alone would lose the span before it when the earlier replay was
+//     lost, the reason a recovering producer is recovered again); (2) with no
+//     LastDisconnectedAt, to LastSubscribedAt, or else
 //     ten minutes (Config.AssumedDowntime); (3) to at most 60 hours
 //     (Config.MaxRecoveryLength, or the producer's shorter MaxRecoveryWindow); (4) else to
 //     LastDisconnectedAt. The start is chosen when the need arises and registered as the
@@ -70,8 +82,8 @@
 // the listeners, not in ours and behind the reading goroutine: it is the timestamp of
 // the last alive with subscribed=1 before which every message of the producer received,
 // on every session, has finished its listener call (ProcessedThrough; the SDK's
-// concurrent.TaskLifecycleTracker reports it). The seed takes the local time at which
-// the alive was handled, which loses messages twice over: the feed's timestamps lag our
+// concurrent.TaskLifecycleTracker reports it). The local time at which the alive was
+// handled would lose messages twice over: the feed's timestamps lag our
 // clock whenever the broker or this process has a backlog (a recovery "after" our clock
 // skips what the feed stamped earlier), and alives are read ahead of the event messages
 // still queued for the listener (a process that dies with a backlog would never get it

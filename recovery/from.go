@@ -36,13 +36,12 @@ func (r FromRule) String() string {
 }
 
 // RecoveryFrom returns the moment a recovery requested at now should replay the feed
-// from, and the rule that chose it, following the seed's order:
+// from, and the rule that chose it, the first that applies:
 //
 //  1. a producer that is recovering re-uses its RecoveryRequestedAt, or the disconnection
-//     that recovery covers when it is earlier (a deliberate departure from the seed,
-//     which re-uses the request time only: a recovering producer is recovered again
-//     because its replay may be lost, and the seed's choice would leave the span from the
-//     disconnection to the request unreplayed);
+//     that recovery covers when it is earlier: a recovering producer is recovered again
+//     because its replay may be lost, and going back to the request time only would leave
+//     the span from the disconnection to the request unreplayed;
 //  2. with no LastDisconnectedAt: LastSubscribedAt, or else assumedDowntime before now;
 //  3. a LastDisconnectedAt more than maxLength ago is clamped to maxLength before now;
 //  4. else LastDisconnectedAt.

@@ -9,10 +9,10 @@ import (
 // The heartbeat limit has one boundary, the same for the alive rule and the
 // missing-heartbeat check: a producer is past its limit when it has been silent for
 // longer than the limit, so a silence of exactly the limit is still within it. That is
-// what the seed says ("didn't receive <alive> for longer than specified in heartbeat
-// limits") and what Sportradar's SDKs document for their inactivity limit ("if this value
-// is exceeded, the producer is considered to be down"): the limit is the longest silence
-// allowed.
+// what the feed's rule says (a producer is down when no alive came for longer than its
+// heartbeat limit) and what Sportradar's SDKs document for their inactivity limit ("if
+// this value is exceeded, the producer is considered to be down"): the limit is the
+// longest silence allowed.
 
 // pastLimit reports whether a silence is too long for a heartbeat limit: the alive rule's
 // comparison.

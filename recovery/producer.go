@@ -54,10 +54,9 @@ func (s *State) UnmarshalText(b []byte) error {
 }
 
 // Record is what the recovery manager remembers of a producer, and what a Store persists
-// so that a restarted process recovers from the right time. The fields are the seed's
-// producer attributes.
+// so that a restarted process recovers from the right time.
 type Record struct {
-	// Producer is the producer's id on the feed (the seed's code).
+	// Producer is the producer's id on the feed (feed.Producer.ID).
 	Producer int `json:"producer"`
 	// State is the producer's state.
 	State State `json:"state"`

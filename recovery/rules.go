@@ -8,11 +8,12 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// This file holds the seed's workers, as methods called under the manager's lock:
-// the alive worker, the missing-heartbeat worker, the snapshot_complete worker, and the
-// checks of the manager's ticker.
+// This file holds the manager's rules, as methods called under the manager's lock: what
+// an alive does, what missing alives do, what a snapshot_complete does, and the checks of
+// the manager's ticker.
 
-// onAlive is the seed's AliveWorker.
+// onAlive applies the alive rules: a gap past the heartbeat limit, or subscribed=0, needs
+// a recovery; a disconnected producer is recovered at its first alive.
 func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	p, ok := m.producers[a.Producer]
 	if !ok {
@@ -70,7 +71,7 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	m.kick(p, now)
 }
 
-// onLost is the seed's MissingHeartbeatWorker, called by the heartbeat monitor when a
+// onLost is the missing-heartbeat rule, called by the heartbeat monitor when a
 // producer's alives stop for longer than its limit.
 func (m *Manager) onLost(id int, lastSeen time.Time) {
 	m.do(func(now time.Time) { m.alivesMissing(m.producers[id], lastSeen, now) })
@@ -129,7 +130,8 @@ func (m *Manager) onConnectionDown(err error, now time.Time) {
 	_ = err
 }
 
-// onSnapshotComplete is the seed's SnapshotCompleteWorker.
+// onSnapshotComplete ends a recovery: the snapshot_complete of its request, once
+// received on every session, makes the producer healthy.
 func (m *Manager) onSnapshotComplete(sc *feed.SnapshotComplete, session int, now time.Time) {
 	p, ok := m.producers[sc.Producer]
 	if !ok {
