@@ -57,20 +57,20 @@ func newAPIFixture(t *testing.T, mod func(*carousel.Config)) *apiFixture {
 	t.Helper()
 	f := &apiFixture{t: t, clk: clocktest.NewFake(apiEpoch), src: carousel.NewMemorySource(),
 		store: carousel.NewMemoryStore(), pubs: make(chan carousel.Publication, 100)}
+	pub := carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
+		f.pubs <- p
+		<-ctx.Done()
+		return ctx.Err()
+	})
 	cfg := carousel.Config{
-		Source: apiFailingSource{f.src}, Store: f.store, Clock: f.clk,
+		Store: f.store, Clock: f.clk,
 		// Real time: the hanging publish must outlast the test.
 		PublishTimeout: time.Hour,
-		Publisher: carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
-			f.pubs <- p
-			<-ctx.Done()
-			return ctx.Err()
-		}),
 	}
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := carousel.NewScheduler(cfg)
+	s, err := carousel.NewScheduler(apiFailingSource{f.src}, pub, cfg)
 	require.NoError(t, err)
 	f.s = s
 	t.Cleanup(func() {

@@ -65,13 +65,10 @@ func BenchmarkScheduler(b *testing.B) {
 		if err := src.Put("c", items("i", 20, nil)...); err != nil {
 			b.Fatal(err)
 		}
-		s, err := NewScheduler(Config{
-			Source: src, Store: NewMemoryStore(),
-			Publisher: PublisherFunc(func(_ context.Context, p Publication) error {
-				publish[cycleIndex(p.Cycle)]()
-				return nil
-			}),
-		})
+		s, err := NewScheduler(src, PublisherFunc(func(_ context.Context, p Publication) error {
+			publish[cycleIndex(p.Cycle)]()
+			return nil
+		}), Config{Store: NewMemoryStore()})
 		if err != nil {
 			b.Fatal(err)
 		}

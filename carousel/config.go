@@ -9,13 +9,9 @@ import (
 	"github.com/feedkit/feedkit/clock"
 )
 
-// Config configures a Scheduler. Source and Publisher are required; every other field
-// has a default.
+// Config tunes a Scheduler. Every field has a default: what a scheduler cannot work
+// without, its Source and its Publisher, are NewScheduler's arguments.
 type Config struct {
-	// Source lists the items of the cycles' collections.
-	Source Source
-	// Publisher republishes one item.
-	Publisher Publisher
 	// Store keeps cycle metadata across restarts; nil is a FileStore at MetadataFile.
 	Store MetadataStore
 	// MetadataFile is the JSON file of the default Store; "" is
@@ -54,10 +50,6 @@ func (c Config) withDefaults() (Config, error) {
 		return Config{}, fmt.Errorf("carousel: Config.%s %v %s: %w", field, v, problem, ErrInvalidConfig)
 	}
 	switch {
-	case c.Source == nil:
-		return bad("Source", "nil", "is required")
-	case c.Publisher == nil:
-		return bad("Publisher", "nil", "is required")
 	case c.ToggleInterval < 0:
 		return bad("ToggleInterval", c.ToggleInterval, "must not be negative")
 	case c.CheckpointInterval < 0:

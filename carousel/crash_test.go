@@ -109,7 +109,7 @@ func crashChildRun(ctx context.Context, t *testing.T, src carousel.Source, store
 	life := fmt.Sprintf("%s/%d", os.Getenv(crashNameVar), crashtest.StartNumber())
 	pub, err := carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: base + "/publish/" + life})
 	require.NoError(t, err)
-	s, err := carousel.NewScheduler(carousel.Config{Source: src, Publisher: pub, Store: store,
+	s, err := carousel.NewScheduler(src, pub, carousel.Config{Store: store,
 		Toggle: &crashReportingToggle{inner: toggle, url: base + "/activation/" + life}, ToggleInterval: toggleInterval,
 		CheckpointInterval: crashCheckpoint,
 		Logger:             slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})

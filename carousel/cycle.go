@@ -20,7 +20,7 @@ import (
 // under mu.
 type cycle struct {
 	cfg     CycleConfig
-	sc      *Config // the scheduler's config, defaults filled in
+	sc      *settings // the scheduler's
 	log     *slog.Logger
 	retries backoff.Policy
 
@@ -50,7 +50,7 @@ type cycle struct {
 	waitHook func(id string, until time.Time)
 }
 
-func newCycle(cfg CycleConfig, sc *Config, flushed *broadcast.Signal) *cycle {
+func newCycle(cfg CycleConfig, sc *settings, flushed *broadcast.Signal) *cycle {
 	return &cycle{
 		cfg: cfg, sc: sc, flushed: flushed,
 		log:     sc.Logger.With("cycle", cfg.Name),
@@ -256,7 +256,7 @@ func (c *cycle) iterate(ctx context.Context, gen Generation) error {
 	for {
 		var page []Item
 		err := c.retry(ctx, "listing", func() (err error) {
-			page, err = c.sc.Source.List(ctx, q, after, pageSize)
+			page, err = c.sc.source.List(ctx, q, after, pageSize)
 			return err
 		})
 		if err != nil {
@@ -308,7 +308,7 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 	var total int
 	var at position
 	if err := c.retry(ctx, "counting", func() (err error) {
-		if total, err = c.sc.Source.Count(ctx, q); err != nil || !resume {
+		if total, err = c.sc.source.Count(ctx, q); err != nil || !resume {
 			return err
 		}
 		at, err = c.place(ctx, q, m)
@@ -372,7 +372,7 @@ func (c *cycle) place(ctx context.Context, q Query, m CycleMetadata) (position, 
 	if at.after == (Item{}) && m.Completed > 0 {
 		for skipped := 0; skipped < m.Completed; {
 			limit := min(c.sc.PageSize, m.Completed-skipped)
-			page, err := c.sc.Source.List(ctx, q, at.after, limit)
+			page, err := c.sc.source.List(ctx, q, at.after, limit)
 			if err != nil {
 				return position{}, err
 			}
@@ -386,7 +386,7 @@ func (c *cycle) place(ctx context.Context, q Query, m CycleMetadata) (position, 
 		}
 	}
 	for cursor := at.after; ; {
-		page, err := c.sc.Source.List(ctx, q, cursor, c.sc.PageSize)
+		page, err := c.sc.source.List(ctx, q, cursor, c.sc.PageSize)
 		if err != nil {
 			return position{}, err
 		}
@@ -564,7 +564,7 @@ func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	c.mu.Unlock()
 
 	pctx, cancel := context.WithTimeout(ctx, c.sc.PublishTimeout)
-	err := c.sc.Publisher.Publish(pctx, p)
+	err := c.sc.publisher.Publish(pctx, p)
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopped mid-publish: the item is not done, a resume publishes it again

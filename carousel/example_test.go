@@ -21,17 +21,14 @@ func ExampleScheduler() {
 	published := 0
 	dir, _ := os.MkdirTemp("", "carousel-example")
 	defer os.RemoveAll(dir)
-	s, err := carousel.NewScheduler(carousel.Config{
-		Source:       src,
-		MetadataFile: filepath.Join(dir, "metadata.json"),
-		Publisher: carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
-			fmt.Printf("%s: %s/%s as %s\n", p.Cycle, p.Collection, p.Item.ID, p.Origin)
-			if published++; published == 3 {
-				close(done)
-			}
-			return nil
-		}),
+	pub := carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
+		fmt.Printf("%s: %s/%s as %s\n", p.Cycle, p.Collection, p.Item.ID, p.Origin)
+		if published++; published == 3 {
+			close(done)
+		}
+		return nil
 	})
+	s, err := carousel.NewScheduler(src, pub, carousel.Config{MetadataFile: filepath.Join(dir, "metadata.json")})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -98,15 +95,11 @@ func ExampleScheduler_Flush() {
 		fmt.Printf("  item %d at +%v\n", i+1, plan.PublishedAt(i))
 	}
 
-	s, err := carousel.NewScheduler(carousel.Config{
-		Source: src,
-		Publisher: carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
-			fmt.Printf("+%v: %s (iteration %d, position %d)\n", clk.Since(start), p.Item.ID, p.Iteration, p.Position)
-			return nil
-		}),
-		Store: carousel.NewMemoryStore(),
-		Clock: clk,
+	pub := carousel.PublisherFunc(func(ctx context.Context, p carousel.Publication) error {
+		fmt.Printf("+%v: %s (iteration %d, position %d)\n", clk.Since(start), p.Item.ID, p.Iteration, p.Position)
+		return nil
 	})
+	s, err := carousel.NewScheduler(src, pub, carousel.Config{Store: carousel.NewMemoryStore(), Clock: clk})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -41,7 +41,7 @@ func TestFailBackResumesFromTheProgressTheOtherInstanceSaved(t *testing.T) {
 			r.put("c", numbered(0, 100)...)
 			a := r.s
 			bStore := &killableStore{MetadataStore: r.store}
-			b := r.scheduler(func(c *Config) { c.Store = bStore; c.CheckpointInterval = 5 * time.Second })
+			b := r.scheduler(func(c *rigSetup) { c.Store = bStore; c.CheckpointInterval = 5 * time.Second })
 			ctx := context.Background()
 			require.NoError(t, a.Add(ctx, wholeCfg))
 			require.NoError(t, b.Add(ctx, wholeCfg))
@@ -124,7 +124,7 @@ func TestANewGenerationRestartsTheCyclesFromTheStore(t *testing.T) {
 	tg := &recordingToggle{asked: make(chan bool, 16)}
 	tg.active.Store(true)
 	tg.gen.Store(1)
-	r := newRig(t, func(c *Config) { c.Toggle = tg; c.ToggleInterval = time.Minute })
+	r := newRig(t, func(c *rigSetup) { c.Toggle = tg; c.ToggleInterval = time.Minute })
 	r.put("c", numbered(0, 100)...)
 	cfg := wholeCfg
 	cfg.Throttle = time.Hour // no publish falls between the toggle's ticks
@@ -160,7 +160,7 @@ func TestARefusedCheckpointStopsTheCycleUntilTheNextActivation(t *testing.T) {
 	tg := &recordingToggle{asked: make(chan bool, 64)}
 	tg.active.Store(true)
 	tg.gen.Store(1)
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *rigSetup) {
 		c.Toggle, c.ToggleInterval, c.CheckpointInterval = tg, time.Hour, 5*time.Second
 	})
 	r.put("c", numbered(0, 100)...)
@@ -196,7 +196,7 @@ func TestARefusedCheckpointStopsTheCycleUntilTheNextActivation(t *testing.T) {
 // A reset on an instance that another has taken over from would erase that one's
 // progress: the store refuses it, and the operator is told.
 func TestResetOnAStaleInstanceIsRefused(t *testing.T) {
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *rigSetup) {
 		c.Toggle = ToggleFunc(func(context.Context) (bool, Generation, error) { return true, 1, nil })
 	})
 	r.put("c", numbered(0, 100)...)

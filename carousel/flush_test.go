@@ -65,7 +65,7 @@ func TestFlushSeesEveryCycleActOnTheClocksTime(t *testing.T) {
 		carousel.Item{ID: "w2", Modified: flushEpoch.Add(-10 * time.Second)},
 		carousel.Item{ID: "w3", Modified: flushEpoch.Add(70 * time.Second)}) // in the window of 60s-120s
 	rec := &recorder{clk: clk}
-	s, err := carousel.NewScheduler(carousel.Config{Source: src, Publisher: rec,
+	s, err := carousel.NewScheduler(src, rec, carousel.Config{
 		Store: carousel.NewMemoryStore(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestFlushSeesAThrottleChange(t *testing.T) {
 	src := carousel.NewMemorySource()
 	mustPut(t, src, "a", carousel.Item{ID: "a1"}, carousel.Item{ID: "a2"}, carousel.Item{ID: "a3"})
 	rec := &recorder{clk: clk}
-	s, err := carousel.NewScheduler(carousel.Config{Source: src, Publisher: rec,
+	s, err := carousel.NewScheduler(src, rec, carousel.Config{
 		Store: carousel.NewMemoryStore(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestFlushWaitsForAPublishAndEndsWithItsContext(t *testing.T) {
 		mu.Unlock()
 		return nil
 	})
-	s, err := carousel.NewScheduler(carousel.Config{Source: src, Publisher: pub,
+	s, err := carousel.NewScheduler(src, pub, carousel.Config{
 		Store: carousel.NewMemoryStore(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestFlushWithNothingRunning(t *testing.T) {
 	src := carousel.NewMemorySource()
 	mustPut(t, src, "a", carousel.Item{ID: "a1"})
 	rec := &recorder{clk: clk}
-	s, err := carousel.NewScheduler(carousel.Config{Source: src, Publisher: rec,
+	s, err := carousel.NewScheduler(src, rec, carousel.Config{
 		Store: carousel.NewMemoryStore(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func TestRestoreIgnoresMetadataThatNoLongerFits(t *testing.T) {
 }
 
 func TestCheckpointSavesWhileRunning(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.CheckpointInterval = 10 * time.Second })
+	r := newRig(t, func(c *rigSetup) { c.CheckpointInterval = 10 * time.Second })
 	r.put("c", items("i", 100, nil)...)
 	r.add(wholeCfg)
 	r.start()
@@ -133,7 +133,7 @@ func (f *flakySource) List(ctx context.Context, q Query, after Item, limit int) 
 
 func TestUnreachableSourceMakesTheCycleUnhealthyAndItRetries(t *testing.T) {
 	src := &flakySource{Source: NewMemorySource()}
-	r := newRig(t, func(c *Config) { c.Source = src; c.RetryInitial, c.RetryMax = time.Second, 4*time.Second })
+	r := newRig(t, func(c *rigSetup) { c.Source = src; c.RetryInitial, c.RetryMax = time.Second, 4*time.Second })
 	r.put("c", items("i", 3, nil)...)
 	src.Source = r.src
 	src.down.Store(true)
@@ -165,7 +165,7 @@ func TestUnreachableSourceMakesTheCycleUnhealthyAndItRetries(t *testing.T) {
 
 func TestStopWhenUnhealthyStopsOnlyThatCycle(t *testing.T) {
 	src := &flakySource{Source: NewMemorySource()}
-	r := newRig(t, func(c *Config) { c.Source = src; c.StopWhenUnhealthy = true })
+	r := newRig(t, func(c *rigSetup) { c.Source = src; c.StopWhenUnhealthy = true })
 	src.Source = r.src
 	r.put("good", items("g", 2, nil)...)
 	bad := wholeCfg
@@ -320,7 +320,7 @@ func (tg *recordingToggle) Active(context.Context) (bool, Generation, error) {
 
 func TestToggleStartsAndShutsDownTheCycles(t *testing.T) {
 	tg := &recordingToggle{asked: make(chan bool, 16)}
-	r := newRig(t, func(c *Config) { c.Toggle = tg; c.ToggleInterval = time.Minute })
+	r := newRig(t, func(c *rigSetup) { c.Toggle = tg; c.ToggleInterval = time.Minute })
 	r.put("c", items("i", 100, nil)...)
 	cfg := wholeCfg
 	cfg.Throttle = time.Hour // no publish falls between the toggle's ticks
@@ -395,7 +395,7 @@ func (p *promotable) Promote(context.Context) (Generation, error) {
 }
 
 func TestStartOnAPassiveInstance(t *testing.T) {
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *rigSetup) {
 		c.Toggle = ToggleFunc(func(context.Context) (bool, Generation, error) { return false, 0, nil })
 	})
 	r.add(wholeCfg)
@@ -403,11 +403,11 @@ func TestStartOnAPassiveInstance(t *testing.T) {
 	assert.False(t, r.s.Status().Started)
 
 	held := &promotable{err: ErrLeaseHeld}
-	r2 := newRig(t, func(c *Config) { c.Toggle = held })
+	r2 := newRig(t, func(c *rigSetup) { c.Toggle = held })
 	assert.ErrorIs(t, r2.s.Start(context.Background()), ErrLeaseHeld)
 
 	free := &promotable{}
-	r3 := newRig(t, func(c *Config) { c.Toggle = free })
+	r3 := newRig(t, func(c *rigSetup) { c.Toggle = free })
 	r3.put("c", items("i", 1, nil)...)
 	r3.add(wholeCfg)
 	require.NoError(t, r3.s.Start(context.Background()))
@@ -418,18 +418,20 @@ func TestStartOnAPassiveInstance(t *testing.T) {
 func TestNewSchedulerRefusesBadConfig(t *testing.T) {
 	src, pub := NewMemorySource(), PublisherFunc(func(context.Context, Publication) error { return nil })
 	for _, tc := range []struct {
+		src   Source
+		pub   Publisher
 		cfg   Config
 		field string
 	}{
-		{Config{Publisher: pub}, "Config.Source"},
-		{Config{Source: src}, "Config.Publisher"},
-		{Config{Source: src, Publisher: pub, PageSize: -1}, "Config.PageSize"},
-		{Config{Source: src, Publisher: pub, ToggleInterval: -1}, "Config.ToggleInterval"},
-		{Config{Source: src, Publisher: pub, CheckpointInterval: -1}, "Config.CheckpointInterval"},
-		{Config{Source: src, Publisher: pub, RetryInitial: time.Minute, RetryMax: time.Second}, "Config.RetryMax"},
-		{Config{Source: src, Publisher: pub, PublishTimeout: -1}, "Config.PublishTimeout"},
+		{nil, pub, Config{}, "the Source is nil"},
+		{src, nil, Config{}, "the Publisher is nil"},
+		{src, pub, Config{PageSize: -1}, "Config.PageSize"},
+		{src, pub, Config{ToggleInterval: -1}, "Config.ToggleInterval"},
+		{src, pub, Config{CheckpointInterval: -1}, "Config.CheckpointInterval"},
+		{src, pub, Config{RetryInitial: time.Minute, RetryMax: time.Second}, "Config.RetryMax"},
+		{src, pub, Config{PublishTimeout: -1}, "Config.PublishTimeout"},
 	} {
-		_, err := NewScheduler(tc.cfg)
+		_, err := NewScheduler(tc.src, tc.pub, tc.cfg)
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 		assert.ErrorContains(t, err, tc.field)
 	}

@@ -80,7 +80,7 @@ func coreWaitClosed(t *testing.T, ch chan struct{}, what string) {
 // gone, not take the exiting goroutine for a running one.
 func TestStartAfterATimedOutShutdownRunsTheCycle(t *testing.T) {
 	st := newCoreReviewStore()
-	r := newRig(t, func(c *Config) { c.Store = st })
+	r := newRig(t, func(c *rigSetup) { c.Store = st })
 	t.Cleanup(st.unblock)
 	r.put("c", items("i", 10, nil)...)
 	cfg := wholeCfg
@@ -114,7 +114,7 @@ func TestStartAfterATimedOutShutdownRunsTheCycle(t *testing.T) {
 func TestResumeWhileAFailedCycleIsExiting(t *testing.T) {
 	src := &flakySource{Source: NewMemorySource()}
 	st := newCoreReviewStore()
-	r := newRig(t, func(c *Config) { c.Source = src; c.Store = st; c.StopWhenUnhealthy = true })
+	r := newRig(t, func(c *rigSetup) { c.Source = src; c.Store = st; c.StopWhenUnhealthy = true })
 	t.Cleanup(st.unblock)
 	src.Source = r.src
 	r.put("c", Item{ID: "only"})
@@ -164,7 +164,7 @@ func TestRunRetriesACycleWhoseRestoreFailed(t *testing.T) {
 	tg.active.Store(true)
 	st := newCoreReviewStore()
 	st.failLoads.Store(1)
-	r := newRig(t, func(c *Config) { c.Toggle = tg; c.ToggleInterval = time.Minute; c.Store = st })
+	r := newRig(t, func(c *rigSetup) { c.Toggle = tg; c.ToggleInterval = time.Minute; c.Store = st })
 	r.put("c", items("i", 3, nil)...)
 	cfg := wholeCfg
 	cfg.Throttle = time.Hour
@@ -231,7 +231,7 @@ func TestStopResumeKeepsTheThrottle(t *testing.T) {
 func TestInterruptedIterationStartingAtThePreviousEndIsResumed(t *testing.T) {
 	var r *rig
 	var slowOnce atomic.Bool
-	r = newRig(t, func(c *Config) {
+	r = newRig(t, func(c *rigSetup) {
 		inner := c.Publisher
 		c.Publisher = PublisherFunc(func(ctx context.Context, p Publication) error {
 			err := inner.Publish(ctx, p)
@@ -267,7 +267,7 @@ func TestInterruptedIterationStartingAtThePreviousEndIsResumed(t *testing.T) {
 // so that the operator can retry it and a re-Add of the name cannot find stale progress.
 func TestFailedDeleteCanBeRetried(t *testing.T) {
 	st := newCoreReviewStore()
-	r := newRig(t, func(c *Config) { c.Store = st })
+	r := newRig(t, func(c *rigSetup) { c.Store = st })
 	r.put("c", items("i", 5, nil)...)
 	r.add(wholeCfg)
 	r.start()

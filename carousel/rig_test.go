@@ -29,6 +29,13 @@ type rig struct {
 	failPub map[string]error // item id → error its publish returns
 }
 
+// rigSetup is what a rig's scheduler is made of, for a test to change.
+type rigSetup struct {
+	Config
+	Source    Source
+	Publisher Publisher
+}
+
 type published struct {
 	at        time.Time
 	cycle     string
@@ -42,7 +49,7 @@ type waiting struct {
 	until time.Time
 }
 
-func newRig(t *testing.T, mod func(*Config)) *rig {
+func newRig(t *testing.T, mod func(*rigSetup)) *rig {
 	t.Helper()
 	r := &rig{t: t, clk: clocktest.NewFake(t0), src: NewMemorySource(), store: NewMemoryStore(),
 		pubs: make(chan published, 1024), waits: make(chan waiting, 1024), failPub: map[string]error{}}
@@ -52,10 +59,11 @@ func newRig(t *testing.T, mod func(*Config)) *rig {
 
 // scheduler returns a new scheduler on the rig's clock, source and store, as a restarted
 // process would have.
-func (r *rig) scheduler(mod func(*Config)) *Scheduler {
+func (r *rig) scheduler(mod func(*rigSetup)) *Scheduler {
 	r.t.Helper()
-	cfg := Config{
-		Source: r.src, Store: r.store, Clock: r.clk, PageSize: 4,
+	cfg := rigSetup{
+		Config: Config{Store: r.store, Clock: r.clk, PageSize: 4},
+		Source: r.src,
 		Publisher: PublisherFunc(func(ctx context.Context, p Publication) error {
 			r.pubs <- published{at: r.clk.Now(), cycle: p.Cycle, id: p.Item.ID, iteration: p.Iteration, position: p.Position}
 			r.mu.Lock()
@@ -66,7 +74,7 @@ func (r *rig) scheduler(mod func(*Config)) *Scheduler {
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := NewScheduler(cfg)
+	s, err := NewScheduler(cfg.Source, cfg.Publisher, cfg.Config)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // another. It adds, deletes, stops, resumes and resets them, and starts and shuts them
 // all down, by hand or as its Toggle says. All its methods are safe for concurrent use.
 type Scheduler struct {
-	cfg Config
+	cfg settings
 
 	// life serializes what starts and stops cycles, so that a Shutdown never races a
 	// Start or a resume into leaving a cycle running. It is taken before mu.
@@ -59,14 +59,29 @@ type Status struct {
 	Cycles []CycleStatus `json:"cycles"`
 }
 
-// NewScheduler returns a scheduler with no cycles, refusing a Config it cannot use with
-// the field named. Nothing runs until Start or Run.
-func NewScheduler(cfg Config) (*Scheduler, error) {
+// NewScheduler returns a scheduler with no cycles, whose cycles list their items from src
+// and republish each through pub. It refuses a nil src or pub, and a Config it cannot use
+// with the field named (ErrInvalidConfig). Nothing runs until Start or Run.
+func NewScheduler(src Source, pub Publisher, cfg Config) (*Scheduler, error) {
+	switch {
+	case src == nil:
+		return nil, fmt.Errorf("carousel: NewScheduler: the Source is nil: %w", ErrInvalidConfig)
+	case pub == nil:
+		return nil, fmt.Errorf("carousel: NewScheduler: the Publisher is nil: %w", ErrInvalidConfig)
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{cfg: cfg, cycles: make(map[string]*cycle)}, nil
+	return &Scheduler{cfg: settings{Config: cfg, source: src, publisher: pub}, cycles: make(map[string]*cycle)}, nil
+}
+
+// settings is what the scheduler and its cycles run with: the Config, defaults filled
+// in, and the collaborators given to NewScheduler.
+type settings struct {
+	Config
+	source    Source
+	publisher Publisher
 }
 
 // Add adds a cycle, refusing an invalid config (ErrInvalidConfig, every bad field named)

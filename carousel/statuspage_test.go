@@ -108,8 +108,9 @@ func TestStatusPageRendersOnTheServer(t *testing.T) {
 }
 
 func TestStatusPageTitle(t *testing.T) {
-	s, err := carousel.NewScheduler(carousel.Config{Source: carousel.NewMemorySource(), Store: carousel.NewMemoryStore(),
-		Publisher: carousel.PublisherFunc(func(context.Context, carousel.Publication) error { return nil })})
+	s, err := carousel.NewScheduler(carousel.NewMemorySource(),
+		carousel.PublisherFunc(func(context.Context, carousel.Publication) error { return nil }),
+		carousel.Config{Store: carousel.NewMemoryStore()})
 	require.NoError(t, err)
 	for title, want := range map[string]string{"": "<title>Carousel</title>", "Prod & co": "<title>Prod &amp; co</title>"} {
 		rec := httptest.NewRecorder()

@@ -235,19 +235,19 @@ type instance struct {
 func newInstance(t *testing.T, name string, src carousel.Source, store carousel.MetadataStore, l *lease) *instance {
 	in := &instance{t: t, name: name, clk: clocktest.NewFake(base), pubs: make(chan string, failoverItems),
 		store: &instanceStore{MetadataStore: store, refusals: make(chan struct{}, 1)}}
-	s, err := carousel.NewScheduler(carousel.Config{
-		Source: src, Store: in.store, Toggle: l.toggle(name), Clock: in.clk,
+	pub := carousel.PublisherFunc(func(_ context.Context, p carousel.Publication) error {
+		if in.store.dead.Load() {
+			return errKilled
+		}
+		in.mu.Lock()
+		in.published = append(in.published, p)
+		in.mu.Unlock()
+		in.pubs <- p.Item.ID
+		return nil
+	})
+	s, err := carousel.NewScheduler(src, pub, carousel.Config{
+		Store: in.store, Toggle: l.toggle(name), Clock: in.clk,
 		CheckpointInterval: failoverCheckpoint, PageSize: 7,
-		Publisher: carousel.PublisherFunc(func(_ context.Context, p carousel.Publication) error {
-			if in.store.dead.Load() {
-				return errKilled
-			}
-			in.mu.Lock()
-			in.published = append(in.published, p)
-			in.mu.Unlock()
-			in.pubs <- p.Item.ID
-			return nil
-		}),
 	})
 	require.NoError(t, err)
 	require.NoError(t, s.Add(context.Background(), failoverCycle))

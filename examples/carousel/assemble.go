@@ -54,12 +54,13 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 	now := time.Now()
 
 	cfg := carousel.Config{ToggleInterval: 2 * time.Second, CheckpointInterval: 5 * time.Second, Logger: log}
+	var source carousel.Source
 	if o.pgURL == "" {
 		src, err := newMemoryCollections(now, rnd)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Source, cfg.MetadataFile = src, o.metadata
+		source, cfg.MetadataFile = src, o.metadata
 		d.editor = memoryStore{src}
 		d.storage = "collections in memory, progress in " + o.metadata
 	} else {
@@ -75,7 +76,7 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 		for _, c := range demoCollections {
 			tables[c.name] = pgTable(c.name)
 		}
-		if cfg.Source, err = pgstore.NewSource(pool, pgstore.SourceOptions{Tables: tables}); err != nil {
+		if source, err = pgstore.NewSource(pool, pgstore.SourceOptions{Tables: tables}); err != nil {
 			return nil, err
 		}
 		if cfg.Store, err = pgstore.NewStore(ctx, pool, pgstore.StoreOptions{}); err != nil {
@@ -104,14 +105,15 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 		d.notifySrv = &http.Server{Handler: d.notify, ReadHeaderTimeout: 5 * time.Second}
 		d.notifierURL = "http://" + d.notifyLn.Addr().String() + "/notify"
 	}
-	if cfg.Publisher, err = carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: d.notifierURL}); err != nil {
+	var pub carousel.Publisher
+	if pub, err = carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: d.notifierURL}); err != nil {
 		return nil, err
 	}
 	if o.until != nil {
-		cfg.Publisher = &countingPublisher{next: cfg.Publisher, until: o.until, byCycle: map[string]int{}}
+		pub = &countingPublisher{next: pub, until: o.until, byCycle: map[string]int{}}
 	}
 
-	if d.scheduler, err = carousel.NewScheduler(cfg); err != nil {
+	if d.scheduler, err = carousel.NewScheduler(source, pub, cfg); err != nil {
 		return nil, err
 	}
 	for _, c := range cycles {
