@@ -36,7 +36,7 @@ type Config struct {
 	// resumed), as the seed did, instead of retrying.
 	StopWhenUnhealthy bool
 	// PublishTimeout bounds one Publish call, retries included, and each metadata save;
-	// 0 is 1m (the HTTPPublisher's default attempts fit in it).
+	// 0 is 1m (carouselhttp.Publisher's default attempts fit in it).
 	PublishTimeout time.Duration
 	// Logger receives the scheduler's logs; nil discards them.
 	Logger *slog.Logger

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/internal/crashtest"
 )
 
@@ -29,7 +30,7 @@ import (
 // share: the cycles the children run, the receiver in the parent that records every
 // publication they make, and the accounting at the end.
 //
-// A child runs a Scheduler whose cycles publish through an HTTPPublisher to the
+// A child runs a Scheduler whose cycles publish through a carouselhttp.Publisher to the
 // receiver, at a URL naming the child's life (its name and start number); its toggle
 // tells the receiver of every activation before the scheduler acts on it. The record
 // is the parent's, so a kill loses none of it: every publication received, with its
@@ -107,7 +108,7 @@ func crashChildRun(ctx context.Context, t *testing.T, src carousel.Source, store
 	toggle carousel.Toggle, toggleInterval time.Duration) {
 	base := os.Getenv(crashReceiverVar)
 	life := fmt.Sprintf("%s/%d", os.Getenv(crashNameVar), crashtest.StartNumber())
-	pub, err := carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: base + "/publish/" + life})
+	pub, err := carouselhttp.NewPublisher(carouselhttp.PublisherConfig{URL: base + "/publish/" + life})
 	require.NoError(t, err)
 	s, err := carousel.NewScheduler(src, pub, carousel.Config{Store: store,
 		Toggle: &crashReportingToggle{inner: toggle, url: base + "/activation/" + life}, ToggleInterval: toggleInterval,
@@ -261,10 +262,10 @@ func (r *crashReceiver) publish(w http.ResponseWriter, req *http.Request) {
 	}
 	life, err := crashRequestLife(req)
 	h := req.Header
-	iteration, iterErr := strconv.Atoi(h.Get(carousel.IterationHeader))
-	position, posErr := strconv.Atoi(h.Get(carousel.PositionHeader))
-	ev := crashEvent{life: life, key: crashKey{h.Get(carousel.CycleHeader), iteration, position}, id: body.ID,
-		requestID: h.Get(carousel.RequestIDHeader)}
+	iteration, iterErr := strconv.Atoi(h.Get(carouselhttp.IterationHeader))
+	position, posErr := strconv.Atoi(h.Get(carouselhttp.PositionHeader))
+	ev := crashEvent{life: life, key: crashKey{h.Get(carouselhttp.CycleHeader), iteration, position}, id: body.ID,
+		requestID: h.Get(carouselhttp.RequestIDHeader)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ids, known := r.items[ev.key.cycle]

@@ -98,14 +98,16 @@
 // collection, the cycle's Iteration (from 1, kept by an iteration resumed after a restart
 // or on another instance) and the item's Position in it (from 1, going on from the last
 // saved when an iteration resumes). The same item in the same cycle and iteration is a
-// republication; a greater iteration is the next round. HTTPPublisher sends them in the
-// headers X-Carousel-Cycle, X-Carousel-Iteration and X-Carousel-Position (and in its
-// default JSON body), beside the X-Request-Id that its retries of one request share.
+// republication; a greater iteration is the next round. carouselhttp.Publisher sends them
+// in the headers X-Carousel-Cycle, X-Carousel-Iteration and X-Carousel-Position (and in
+// its default JSON body), beside the X-Request-Id that its retries of one request share.
 //
 // # Operating it
 //
 // ParseConfig reads cycles from YAML in the seed's field names, refusing every missing or
-// bad field by name before anything starts. NewHandler serves the operator API (cycles,
-// throttles, stop/resume/reset, scheduler start/shutdown, health) and an HTML status
-// page with a progress bar per cycle. examples/carousel puts it together.
+// bad field by name before anything starts. The HTTP side lives in the sub-package
+// carousel/carouselhttp, so that this package links no HTTP server nor html/template:
+// its NewHandler serves the operator API (cycles, throttles, stop/resume/reset, scheduler
+// start/shutdown, health) and an HTML status page with a progress bar per cycle, and its
+// Publisher POSTs each publication to a URL. examples/carousel puts it together.
 package carousel

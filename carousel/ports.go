@@ -78,7 +78,7 @@ type Publication struct {
 
 // Publisher republishes one item. A returned error is counted in the cycle's metadata and
 // the cycle goes on with the next item; a Publisher that wants retries does them itself
-// (HTTPPublisher does, boundedly). Implementations must be safe for concurrent use.
+// (carouselhttp.Publisher does, boundedly). Implementations must be safe for concurrent use.
 type Publisher interface {
 	Publish(ctx context.Context, p Publication) error
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/carousel/pgstore"
 )
 
@@ -106,7 +107,7 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 		d.notifierURL = "http://" + d.notifyLn.Addr().String() + "/notify"
 	}
 	var pub carousel.Publisher
-	if pub, err = carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: d.notifierURL}); err != nil {
+	if pub, err = carouselhttp.NewPublisher(carouselhttp.PublisherConfig{URL: d.notifierURL}); err != nil {
 		return nil, err
 	}
 	if o.until != nil {
@@ -125,7 +126,7 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 		return nil, fmt.Errorf("-addr: %w", err)
 	}
 	d.apiAddr = d.apiLn.Addr().String()
-	d.api = &http.Server{Handler: carousel.NewHandler(d.scheduler, carousel.HandlerOptions{Logger: log, Title: "Carousel demo"}),
+	d.api = &http.Server{Handler: carouselhttp.NewHandler(d.scheduler, carouselhttp.HandlerOptions{Logger: log, Title: "Carousel demo"}),
 		ReadHeaderTimeout: 5 * time.Second}
 	return d, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 )
 
 // notifier stands in for the system the carousel republishes to: it accepts every POST
@@ -47,9 +47,9 @@ func (n *notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Collection string `json:"collection"`
 		ID         string `json:"id"`
 	}
-	origin, cycle := r.Header.Get("X-Origin-System-Id"), r.Header.Get(carousel.CycleHeader)
-	iteration, iterErr := strconv.Atoi(r.Header.Get(carousel.IterationHeader))
-	position, posErr := strconv.Atoi(r.Header.Get(carousel.PositionHeader))
+	origin, cycle := r.Header.Get("X-Origin-System-Id"), r.Header.Get(carouselhttp.CycleHeader)
+	iteration, iterErr := strconv.Atoi(r.Header.Get(carouselhttp.IterationHeader))
+	position, posErr := strconv.Atoi(r.Header.Get(carouselhttp.PositionHeader))
 	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body)
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -63,7 +63,7 @@ func (n *notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n.got.total++
 	n.byOrigin[origin]++
 	n.items[body.Collection+"/"+body.ID]++
-	key, this := cycle+"/"+body.Collection+"/"+body.ID, received{iteration, r.Header.Get(carousel.RequestIDHeader)}
+	key, this := cycle+"/"+body.Collection+"/"+body.ID, received{iteration, r.Header.Get(carouselhttp.RequestIDHeader)}
 	if prev, ok := n.last[key]; ok && prev.iteration == iteration && prev.requestID != this.requestID {
 		n.got.repeated++
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 )
 
 // The notifier tells a republication in the same iteration from a retry of one request
@@ -21,8 +21,8 @@ func TestNotifierCountsRepublicationsByIdentity(t *testing.T) {
 		t.Helper()
 		r := httptest.NewRequest(http.MethodPost, "/notify", strings.NewReader(`{"collection":"articles","id":"`+id+`"}`))
 		r.Header.Set("X-Origin-System-Id", "cms")
-		for h, v := range map[string]string{carousel.CycleHeader: cycle, carousel.IterationHeader: iteration,
-			carousel.PositionHeader: position, carousel.RequestIDHeader: requestID} {
+		for h, v := range map[string]string{carouselhttp.CycleHeader: cycle, carouselhttp.IterationHeader: iteration,
+			carouselhttp.PositionHeader: position, carouselhttp.RequestIDHeader: requestID} {
 			if v != "" {
 				r.Header.Set(h, v)
 			}

@@ -1,4 +1,4 @@
-package carousel_test
+package carouselhttp_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -114,7 +115,7 @@ func TestStatusPageTitle(t *testing.T) {
 	require.NoError(t, err)
 	for title, want := range map[string]string{"": "<title>Carousel</title>", "Prod & co": "<title>Prod &amp; co</title>"} {
 		rec := httptest.NewRecorder()
-		carousel.NewHandler(s, carousel.HandlerOptions{Title: title}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		carouselhttp.NewHandler(s, carouselhttp.HandlerOptions{Title: title}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 		assert.Contains(t, rec.Body.String(), want)
 		assert.Contains(t, rec.Body.String(), `<p id="no-cycles">No cycles.</p>`)
 	}

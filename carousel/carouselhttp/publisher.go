@@ -1,4 +1,4 @@
-package carousel
+package carouselhttp
 
 import (
 	"bytes"
@@ -17,13 +17,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/backoff"
 )
 
-// HTTPPublisherConfig configures an HTTPPublisher. URL is required; every other field has
+// PublisherConfig configures a Publisher. URL is required; every other field has
 // a default.
-type HTTPPublisherConfig struct {
+type PublisherConfig struct {
 	// URL is where every publication is POSTed: an absolute http or https URL.
 	URL string
 	// Client sends the requests; nil is a client whose Timeout is Timeout.
@@ -36,13 +37,13 @@ type HTTPPublisherConfig struct {
 	// RetryInitial and RetryMax bound the capped exponential backoff, with jitter, between
 	// two attempts; 0 is 200ms and 5s. RetryMax caps a server's Retry-After as well.
 	RetryInitial, RetryMax time.Duration
-	// OriginHeader is the request header that carries Publication.Origin; "" is
+	// OriginHeader is the request header that carries [carousel.Publication].Origin; "" is
 	// "X-Origin-System-Id".
 	OriginHeader string
 	// Body encodes a publication as the request body; nil is a JSON object with the fields
 	// cycle, origin, collection, id, modified (RFC 3339, absent when zero), iteration and
 	// position. It is called once per Publish: every attempt sends the same bytes.
-	Body func(ctx context.Context, p Publication) ([]byte, error)
+	Body func(ctx context.Context, p carousel.Publication) ([]byte, error)
 	// ContentType is the requests' Content-Type; "" is "application/json".
 	ContentType string
 	// Clock times the waits between attempts; nil is the wall clock (a clocktest.Fake in
@@ -50,7 +51,7 @@ type HTTPPublisherConfig struct {
 	Clock clock.Clock
 }
 
-// HTTPPublisher is a Publisher that POSTs each publication to a URL. It retries, a
+// Publisher is a [carousel.Publisher] that POSTs each publication to a URL. It retries, a
 // bounded number of times with backoff, what may succeed later: network errors, 5xx and
 // 429 responses, waiting as long as a Retry-After in seconds asks (up to RetryMax). Every
 // attempt of one Publish carries the same X-Request-Id, so that the receiver can
@@ -60,9 +61,9 @@ type HTTPPublisherConfig struct {
 // body: X-Carousel-Cycle, X-Carousel-Iteration and X-Carousel-Position (CycleHeader,
 // IterationHeader, PositionHeader), the iteration and position in decimal. A receiver
 // that has seen the item in that cycle and iteration is getting a republication after a
-// restart or a failover, not a new round (see Publication). It is safe for concurrent
+// restart or a failover, not a new round (see [carousel.Publication]). It is safe for concurrent
 // use.
-type HTTPPublisher struct {
+type Publisher struct {
 	url          string
 	shownURL     string // without a password, for errors that end up in logs and metadata
 	client       *http.Client
@@ -71,14 +72,14 @@ type HTTPPublisher struct {
 	retry        backoff.Policy
 	originHeader string
 	contentType  string
-	body         func(ctx context.Context, p Publication) ([]byte, error)
+	body         func(ctx context.Context, p carousel.Publication) ([]byte, error)
 	clock        clock.Clock
 }
 
 // RequestIDHeader is the header that identifies one Publish across its attempts.
 const RequestIDHeader = "X-Request-Id"
 
-// The headers of a publication's identity (see Publication): its cycle's name, its
+// The headers of a publication's identity (see [carousel.Publication]): its cycle's name, its
 // iteration and its position in the iteration, both in decimal.
 const (
 	CycleHeader     = "X-Carousel-Cycle"
@@ -86,11 +87,11 @@ const (
 	PositionHeader  = "X-Carousel-Position"
 )
 
-// NewHTTPPublisher validates cfg, naming the first bad field in an error that wraps
-// ErrInvalidConfig, and returns a publisher using it.
-func NewHTTPPublisher(cfg HTTPPublisherConfig) (*HTTPPublisher, error) {
-	bad := func(field string, v any, problem string) (*HTTPPublisher, error) {
-		return nil, fmt.Errorf("carousel: HTTPPublisherConfig.%s %v %s: %w", field, v, problem, ErrInvalidConfig)
+// NewPublisher validates cfg, naming the first bad field in an error that wraps
+// [carousel.ErrInvalidConfig], and returns a publisher using it.
+func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
+	bad := func(field string, v any, problem string) (*Publisher, error) {
+		return nil, fmt.Errorf("carouselhttp: PublisherConfig.%s %v %s: %w", field, v, problem, carousel.ErrInvalidConfig)
 	}
 	if cfg.URL == "" {
 		return bad("URL", `""`, "is required")
@@ -115,7 +116,7 @@ func NewHTTPPublisher(cfg HTTPPublisherConfig) (*HTTPPublisher, error) {
 	case cfg.OriginHeader != "" && !validHeaderName(cfg.OriginHeader):
 		return bad("OriginHeader", strconv.Quote(cfg.OriginHeader), "is not a valid header name")
 	}
-	h := &HTTPPublisher{
+	h := &Publisher{
 		url:          cfg.URL,
 		shownURL:     u.Redacted(),
 		client:       cfg.Client,
@@ -155,8 +156,8 @@ func validHeaderName(s string) bool {
 	return s != ""
 }
 
-// jsonBody is the default HTTPPublisherConfig.Body.
-func jsonBody(_ context.Context, p Publication) ([]byte, error) {
+// jsonBody is the default PublisherConfig.Body.
+func jsonBody(_ context.Context, p carousel.Publication) ([]byte, error) {
 	return json.Marshal(struct {
 		Cycle      string    `json:"cycle"`
 		Origin     string    `json:"origin"`
@@ -168,13 +169,13 @@ func jsonBody(_ context.Context, p Publication) ([]byte, error) {
 	}{p.Cycle, p.Origin, p.Collection, p.Item.ID, p.Item.Modified, p.Iteration, p.Position})
 }
 
-// Publish implements Publisher: it POSTs p, retrying as HTTPPublisher says, and returns
+// Publish implements [carousel.Publisher]: it POSTs p, retrying as the PublisherConfig says, and returns
 // an error naming the URL, the last status (or network error), the number of attempts
 // and the start of the last response's body.
-func (h *HTTPPublisher) Publish(ctx context.Context, p Publication) error {
+func (h *Publisher) Publish(ctx context.Context, p carousel.Publication) error {
 	body, err := h.body(ctx, p)
 	if err != nil {
-		return fmt.Errorf("carousel: HTTPPublisher: encoding the body of cycle %q item %q: %w", p.Cycle, p.Item.ID, err)
+		return fmt.Errorf("carouselhttp: Publisher: encoding the body of cycle %q item %q: %w", p.Cycle, p.Item.ID, err)
 	}
 	id := requestID(p)
 	for attempt := 1; ; attempt++ {
@@ -235,7 +236,7 @@ const shownBody = 512
 // read it.
 const drainedBody = 64 << 10
 
-func (h *HTTPPublisher) try(ctx context.Context, body []byte, p Publication, id string) attemptResult {
+func (h *Publisher) try(ctx context.Context, body []byte, p carousel.Publication, id string) attemptResult {
 	// The Client's own Timeout bounds the default client only; this bounds any.
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
@@ -269,14 +270,14 @@ func (h *HTTPPublisher) try(ctx context.Context, body []byte, p Publication, id 
 // delay is the wait after attempt (from 1) failed: what the server asked for, up to
 // RetryMax, or else the backoff's. A Retry-After date is not honoured, only seconds: it
 // would need the two clocks to agree.
-func (h *HTTPPublisher) delay(res attemptResult, attempt int) time.Duration {
+func (h *Publisher) delay(res attemptResult, attempt int) time.Duration {
 	if res.hasRetryAfter {
 		return min(res.retryAfter, h.retry.Max)
 	}
 	return h.retry.Delay(attempt - 1)
 }
 
-func (h *HTTPPublisher) wait(ctx context.Context, d time.Duration) error {
+func (h *Publisher) wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -293,7 +294,7 @@ func (h *HTTPPublisher) wait(ctx context.Context, d time.Duration) error {
 // requestID makes the X-Request-Id of one Publish: readable in the receiver's logs (the
 // cycle and item) and unique (the random part). Bytes a header value cannot hold become
 // '_', and a long item id is cut, so that no item can make the request invalid.
-func requestID(p Publication) string {
+func requestID(p carousel.Publication) string {
 	clean := func(s string, n int) string {
 		if len(s) > n {
 			s = s[:n]
@@ -320,7 +321,7 @@ type publishError struct {
 
 func (e *publishError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "carousel: HTTPPublisher: POST %s (cycle %q, item %q): ", e.url, e.cycle, e.item)
+	fmt.Fprintf(&b, "carouselhttp: Publisher: POST %s (cycle %q, item %q): ", e.url, e.cycle, e.item)
 	if e.attempt.err != nil {
 		b.WriteString(e.attempt.err.Error())
 	} else {

@@ -1,4 +1,4 @@
-package carousel_test
+package carouselhttp_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
@@ -78,7 +79,7 @@ func newAPIFixture(t *testing.T, mod func(*carousel.Config)) *apiFixture {
 		defer cancel()
 		assert.NoError(t, s.Shutdown(ctx), "Shutdown")
 	})
-	f.h = carousel.NewHandler(s, carousel.HandlerOptions{Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	f.h = carouselhttp.NewHandler(s, carouselhttp.HandlerOptions{Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	return f
 }
 

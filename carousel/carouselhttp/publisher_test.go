@@ -1,4 +1,4 @@
-package carousel_test
+package carouselhttp_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
@@ -79,9 +80,9 @@ var publication = carousel.Publication{
 	Position:   345,
 }
 
-func newPublisher(t *testing.T, cfg carousel.HTTPPublisherConfig) *carousel.HTTPPublisher {
+func newPublisher(t *testing.T, cfg carouselhttp.PublisherConfig) *carouselhttp.Publisher {
 	t.Helper()
-	p, err := carousel.NewHTTPPublisher(cfg)
+	p, err := carouselhttp.NewPublisher(cfg)
 	require.NoError(t, err)
 	return p
 }
@@ -112,7 +113,7 @@ func waiting(t *testing.T, clk *clocktest.Fake, done <-chan error) {
 
 func TestHTTPPublisherSendsHeadersAndBody(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusAccepted})
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL + "/notify"})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL + "/notify"})
 
 	require.NoError(t, p.Publish(context.Background(), publication))
 	require.NoError(t, p.Publish(context.Background(), publication))
@@ -124,12 +125,12 @@ func TestHTTPPublisherSendsHeadersAndBody(t *testing.T) {
 	assert.Equal(t, "/notify", got.path)
 	assert.Equal(t, "methode", got.header.Get("X-Origin-System-Id"))
 	assert.Equal(t, "application/json", got.header.Get("Content-Type"))
-	assert.True(t, strings.HasPrefix(got.header.Get(carousel.RequestIDHeader), "carousel-content-a1b2-"), got.header.Get(carousel.RequestIDHeader))
-	assert.NotEqual(t, got.header.Get(carousel.RequestIDHeader), reqs[1].header.Get(carousel.RequestIDHeader),
+	assert.True(t, strings.HasPrefix(got.header.Get(carouselhttp.RequestIDHeader), "carousel-content-a1b2-"), got.header.Get(carouselhttp.RequestIDHeader))
+	assert.NotEqual(t, got.header.Get(carouselhttp.RequestIDHeader), reqs[1].header.Get(carouselhttp.RequestIDHeader),
 		"two publishes are two requests to the receiver, even of the same item")
 	assert.JSONEq(t, `{"cycle":"content","origin":"methode","collection":"universal-content","id":"a1b2",
 		"modified":"2024-05-06T07:08:09.00000001Z","iteration":12,"position":345}`, got.body)
-	assert.Equal(t, "content", got.header.Get(carousel.CycleHeader))
+	assert.Equal(t, "content", got.header.Get(carouselhttp.CycleHeader))
 	assert.Equal(t, "content", got.header.Get("X-Carousel-Cycle"), "the documented name")
 	assert.Equal(t, "12", got.header.Get("X-Carousel-Iteration"))
 	assert.Equal(t, "345", got.header.Get("X-Carousel-Position"))
@@ -144,7 +145,7 @@ func TestHTTPPublisherSendsHeadersAndBody(t *testing.T) {
 
 func TestHTTPPublisherCustomBodyAndHeaders(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusOK})
-	p := newPublisher(t, carousel.HTTPPublisherConfig{
+	p := newPublisher(t, carouselhttp.PublisherConfig{
 		URL:          r.URL,
 		OriginHeader: "X-Origin",
 		ContentType:  "text/plain",
@@ -161,13 +162,13 @@ func TestHTTPPublisherCustomBodyAndHeaders(t *testing.T) {
 	assert.Empty(t, got.header.Get("X-Origin-System-Id"))
 	assert.Equal(t, "text/plain", got.header.Get("Content-Type"))
 	assert.Equal(t, "universal-content/line\r\nbreak é", got.body)
-	assert.Equal(t, "content", got.header.Get(carousel.CycleHeader), "the identity is in the headers, whatever the body")
-	assert.Equal(t, "12", got.header.Get(carousel.IterationHeader))
-	assert.Equal(t, "345", got.header.Get(carousel.PositionHeader))
-	assert.True(t, strings.HasPrefix(got.header.Get(carousel.RequestIDHeader), "carousel-content-line__break__-"),
-		"bytes a header cannot hold are replaced: %q", got.header.Get(carousel.RequestIDHeader))
+	assert.Equal(t, "content", got.header.Get(carouselhttp.CycleHeader), "the identity is in the headers, whatever the body")
+	assert.Equal(t, "12", got.header.Get(carouselhttp.IterationHeader))
+	assert.Equal(t, "345", got.header.Get(carouselhttp.PositionHeader))
+	assert.True(t, strings.HasPrefix(got.header.Get(carouselhttp.RequestIDHeader), "carousel-content-line__break__-"),
+		"bytes a header cannot hold are replaced: %q", got.header.Get(carouselhttp.RequestIDHeader))
 
-	failing := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Body: func(context.Context, carousel.Publication) ([]byte, error) {
+	failing := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Body: func(context.Context, carousel.Publication) ([]byte, error) {
 		return nil, errors.New("no such template")
 	}})
 	err := failing.Publish(context.Background(), publication)
@@ -180,7 +181,7 @@ func TestHTTPPublisherCustomBodyAndHeaders(t *testing.T) {
 func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusServiceUnavailable}, reply{status: http.StatusBadGateway}, reply{status: http.StatusNoContent})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: time.Second, RetryMax: 4 * time.Second, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, RetryInitial: time.Second, RetryMax: 4 * time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
 	for range 2 {
@@ -191,12 +192,12 @@ func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 
 	reqs := r.seen()
 	require.Len(t, reqs, 3)
-	id := reqs[0].header.Get(carousel.RequestIDHeader)
+	id := reqs[0].header.Get(carouselhttp.RequestIDHeader)
 	assert.NotEmpty(t, id)
 	for _, req := range reqs {
-		assert.Equal(t, id, req.header.Get(carousel.RequestIDHeader), "retries of one publish share its request id")
+		assert.Equal(t, id, req.header.Get(carouselhttp.RequestIDHeader), "retries of one publish share its request id")
 		assert.Equal(t, reqs[0].body, req.body)
-		for _, h := range []string{carousel.CycleHeader, carousel.IterationHeader, carousel.PositionHeader} {
+		for _, h := range []string{carouselhttp.CycleHeader, carouselhttp.IterationHeader, carouselhttp.PositionHeader} {
 			assert.Equal(t, reqs[0].header.Get(h), req.header.Get(h), "retries carry the same %s", h)
 		}
 	}
@@ -206,7 +207,7 @@ func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 func TestHTTPPublisherBacksOff(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusInternalServerError}, reply{status: http.StatusOK})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: 2 * time.Second, RetryMax: time.Minute, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, RetryInitial: 2 * time.Second, RetryMax: time.Minute, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
 	waiting(t, clk, done)
@@ -221,7 +222,7 @@ func TestHTTPPublisherBacksOff(t *testing.T) {
 func TestHTTPPublisherDoesNotRetryClientErrors(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusUnprocessableEntity, body: "unknown collection"})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL + "/notify", Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL + "/notify", Clock: clk})
 
 	err := p.Publish(context.Background(), publication)
 	require.Error(t, err)
@@ -236,7 +237,7 @@ func TestHTTPPublisherAttemptsExhausted(t *testing.T) {
 	long := strings.Repeat("x", 512) + strings.Repeat("y", 100)
 	r := newReceiver(t, reply{status: http.StatusBadGateway, body: long})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Attempts: 4, RetryMax: time.Second, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Attempts: 4, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
 	for range 3 {
@@ -259,7 +260,7 @@ func TestHTTPPublisherNetworkErrorsAreRetried(t *testing.T) {
 	url := r.URL
 	r.Close() // nothing listens there any more
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: url, Attempts: 2, RetryMax: time.Second, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: url, Attempts: 2, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
 	waiting(t, clk, done)
@@ -289,7 +290,7 @@ func TestHTTPPublisherTimeoutPerAttempt(t *testing.T) {
 	defer srv.Close()
 	defer close(release) // before Close, which waits for the handler
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Timeout: 50 * time.Millisecond, RetryMax: time.Second, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: srv.URL, Timeout: 50 * time.Millisecond, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
 	waiting(t, clk, done)
@@ -302,7 +303,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusTooManyRequests, retryAfter: "2"}, reply{status: http.StatusOK})
 		clk := clocktest.NewFake(time.Unix(0, 0))
 		// A backoff far longer than the server asks for: the retry must come at 2s.
-		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryInitial: time.Minute, RetryMax: time.Hour, Clock: clk})
+		p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, RetryInitial: time.Minute, RetryMax: time.Hour, Clock: clk})
 
 		done := publishAsync(context.Background(), p)
 		waiting(t, clk, done)
@@ -315,7 +316,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 	t.Run("capped at RetryMax", func(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusTooManyRequests, retryAfter: "3600"}, reply{status: http.StatusOK})
 		clk := clocktest.NewFake(time.Unix(0, 0))
-		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, RetryMax: 5 * time.Second, Clock: clk})
+		p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, RetryMax: 5 * time.Second, Clock: clk})
 
 		done := publishAsync(context.Background(), p)
 		waiting(t, clk, done)
@@ -326,7 +327,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 	t.Run("zero", func(t *testing.T) {
 		r := newReceiver(t, reply{status: http.StatusServiceUnavailable, retryAfter: "0"}, reply{status: http.StatusOK})
 		clk := clocktest.NewFake(time.Unix(0, 0))
-		p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Clock: clk})
+		p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Clock: clk})
 
 		require.NoError(t, p.Publish(context.Background(), publication), "retried at once, without waiting on the clock")
 		assert.Len(t, r.seen(), 2)
@@ -336,7 +337,7 @@ func TestHTTPPublisherHonoursRetryAfter(t *testing.T) {
 func TestHTTPPublisherCancelDuringBackoff(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusServiceUnavailable, body: "maintenance"})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Attempts: 5, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Attempts: 5, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -354,26 +355,26 @@ func TestHTTPPublisherCancelDuringBackoff(t *testing.T) {
 
 func TestHTTPPublisherConfigErrors(t *testing.T) {
 	cases := map[string]struct {
-		cfg   carousel.HTTPPublisherConfig
+		cfg   carouselhttp.PublisherConfig
 		field string
 	}{
-		"no URL":           {carousel.HTTPPublisherConfig{}, "HTTPPublisherConfig.URL"},
-		"relative URL":     {carousel.HTTPPublisherConfig{URL: "/notify"}, "HTTPPublisherConfig.URL"},
-		"other scheme":     {carousel.HTTPPublisherConfig{URL: "ftp://host/x"}, "HTTPPublisherConfig.URL"},
-		"no host":          {carousel.HTTPPublisherConfig{URL: "http:///x"}, "HTTPPublisherConfig.URL"},
-		"unparsable URL":   {carousel.HTTPPublisherConfig{URL: "http://[::1"}, "HTTPPublisherConfig.URL"},
-		"negative timeout": {carousel.HTTPPublisherConfig{URL: "http://h", Timeout: -1}, "HTTPPublisherConfig.Timeout"},
-		"negative attempts": {carousel.HTTPPublisherConfig{URL: "http://h", Attempts: -1},
-			"HTTPPublisherConfig.Attempts"},
-		"negative initial": {carousel.HTTPPublisherConfig{URL: "http://h", RetryInitial: -1}, "HTTPPublisherConfig.RetryInitial"},
-		"negative max":     {carousel.HTTPPublisherConfig{URL: "http://h", RetryMax: -1}, "HTTPPublisherConfig.RetryMax"},
-		"max below initial": {carousel.HTTPPublisherConfig{URL: "http://h", RetryInitial: time.Second, RetryMax: time.Millisecond},
-			"HTTPPublisherConfig.RetryMax"},
-		"bad header": {carousel.HTTPPublisherConfig{URL: "http://h", OriginHeader: "X Origin"}, "HTTPPublisherConfig.OriginHeader"},
+		"no URL":           {carouselhttp.PublisherConfig{}, "PublisherConfig.URL"},
+		"relative URL":     {carouselhttp.PublisherConfig{URL: "/notify"}, "PublisherConfig.URL"},
+		"other scheme":     {carouselhttp.PublisherConfig{URL: "ftp://host/x"}, "PublisherConfig.URL"},
+		"no host":          {carouselhttp.PublisherConfig{URL: "http:///x"}, "PublisherConfig.URL"},
+		"unparsable URL":   {carouselhttp.PublisherConfig{URL: "http://[::1"}, "PublisherConfig.URL"},
+		"negative timeout": {carouselhttp.PublisherConfig{URL: "http://h", Timeout: -1}, "PublisherConfig.Timeout"},
+		"negative attempts": {carouselhttp.PublisherConfig{URL: "http://h", Attempts: -1},
+			"PublisherConfig.Attempts"},
+		"negative initial": {carouselhttp.PublisherConfig{URL: "http://h", RetryInitial: -1}, "PublisherConfig.RetryInitial"},
+		"negative max":     {carouselhttp.PublisherConfig{URL: "http://h", RetryMax: -1}, "PublisherConfig.RetryMax"},
+		"max below initial": {carouselhttp.PublisherConfig{URL: "http://h", RetryInitial: time.Second, RetryMax: time.Millisecond},
+			"PublisherConfig.RetryMax"},
+		"bad header": {carouselhttp.PublisherConfig{URL: "http://h", OriginHeader: "X Origin"}, "PublisherConfig.OriginHeader"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := carousel.NewHTTPPublisher(c.cfg)
+			p, err := carouselhttp.NewPublisher(c.cfg)
 			require.Error(t, err)
 			assert.Nil(t, p)
 			assert.ErrorIs(t, err, carousel.ErrInvalidConfig)
@@ -381,7 +382,7 @@ func TestHTTPPublisherConfigErrors(t *testing.T) {
 		})
 	}
 
-	_, err := carousel.NewHTTPPublisher(carousel.HTTPPublisherConfig{URL: "ftp://user:secret@host/x"})
+	_, err := carouselhttp.NewPublisher(carouselhttp.PublisherConfig{URL: "ftp://user:secret@host/x"})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secret", "a password in the URL stays out of the error")
 }
@@ -391,7 +392,7 @@ func TestHTTPPublisherAnswersRedirectsInsteadOfFollowingThem(t *testing.T) {
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
 	t.Cleanup(redirect.Close)
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: redirect.URL, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: redirect.URL, Clock: clk})
 
 	err := p.Publish(context.Background(), publication)
 	assert.ErrorContains(t, err, "status 302")
@@ -402,7 +403,7 @@ func TestHTTPPublisherAnswersRedirectsInsteadOfFollowingThem(t *testing.T) {
 func TestHTTPPublisherRetriesRequestTimeout(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusRequestTimeout}, reply{status: http.StatusAccepted})
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: r.URL, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Clock: clk})
 	done := publishAsync(context.Background(), p)
 	waiting(t, clk, done)
 	clk.Advance(time.Minute)
@@ -416,7 +417,7 @@ func TestHTTPPublisherDoesNotRetryAnUntrustedCertificate(t *testing.T) {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	clk := clocktest.NewFake(time.Unix(0, 0))
-	p := newPublisher(t, carousel.HTTPPublisherConfig{URL: srv.URL, Clock: clk})
+	p := newPublisher(t, carouselhttp.PublisherConfig{URL: srv.URL, Clock: clk})
 	err := p.Publish(context.Background(), publication)
 	assert.ErrorContains(t, err, "certificate")
 	assert.Zero(t, clk.Pending(), "the same certificate would be refused again: no retry")

@@ -1,4 +1,4 @@
-package carousel
+package carouselhttp
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
@@ -30,7 +31,7 @@ func (a *api) health(w http.ResponseWriter, _ *http.Request) error {
 	// history, and a probe must not have a healthy standby restarted for it.
 	if st.Started {
 		for _, c := range st.Cycles {
-			if c.Metadata.Has(Unhealthy) {
+			if c.Metadata.Has(carousel.Unhealthy) {
 				h.Unhealthy = append(h.Unhealthy, c.ID)
 			}
 		}
@@ -63,7 +64,7 @@ func (a *api) shutdown(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *api) addCycle(w http.ResponseWriter, r *http.Request) error {
-	var cfg CycleConfig
+	var cfg carousel.CycleConfig
 	if err := jsonapi.DecodeBody(w, r, &cfg); err != nil {
 		return err
 	}
@@ -114,11 +115,11 @@ func (a *api) setThrottle(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.TrimSpace(body.Throttle) == "" {
-		return &FieldError{Field: "throttle", Problem: "is required"}
+		return &carousel.FieldError{Field: "throttle", Problem: "is required"}
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(body.Throttle))
 	if err != nil {
-		return &FieldError{Field: "throttle", Value: body.Throttle, Problem: "is not a duration (e.g. 5s, 1m30s)"}
+		return &carousel.FieldError{Field: "throttle", Value: body.Throttle, Problem: "is not a duration (e.g. 5s, 1m30s)"}
 	}
 	if err := a.s.SetThrottle(id, d); err != nil {
 		return err

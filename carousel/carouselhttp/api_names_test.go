@@ -1,4 +1,4 @@
-package carousel_test
+package carouselhttp_test
 
 import (
 	"net/http"

@@ -1,9 +1,10 @@
-package carousel
+package carouselhttp
 
 import (
 	"log/slog"
 	"net/http"
 
+	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
@@ -19,16 +20,16 @@ type HandlerOptions struct {
 //
 //	GET    /                     the status page (HTML; it refreshes itself from /cycles)
 //	GET    /health               200 when no cycle is unhealthy, 503 naming those that are
-//	GET    /scheduler            the scheduler's Status
+//	GET    /scheduler            the scheduler's carousel.Status
 //	POST   /scheduler/start      Start; 409 when passive or another instance is active
-//	POST   /scheduler/shutdown   Shutdown; the Status after it
-//	GET    /cycles               the scheduler's Status, with every cycle
-//	POST   /cycles               add the cycle in the body (CycleConfig JSON); 201
-//	GET    /cycles/{id}          the cycle's CycleStatus
+//	POST   /scheduler/shutdown   Shutdown; the carousel.Status after it
+//	GET    /cycles               the scheduler's carousel.Status, with every cycle
+//	POST   /cycles               add the cycle in the body (carousel.CycleConfig JSON); 201
+//	GET    /cycles/{id}          the cycle's carousel.CycleStatus
 //	DELETE /cycles/{id}          delete the cycle and its saved metadata; 204
 //	GET    /cycles/{id}/throttle {"throttle":"30s"}
 //	PUT    /cycles/{id}/throttle set it from {"throttle":"5s"}; 409 for a windowed cycle
-//	POST   /cycles/{id}/stop     stop the cycle; its CycleStatus after
+//	POST   /cycles/{id}/stop     stop the cycle; its carousel.CycleStatus after
 //	POST   /cycles/{id}/resume   resume it; 409 when the scheduler is not started
 //	POST   /cycles/{id}/reset    forget its progress
 //
@@ -40,7 +41,7 @@ type HandlerOptions struct {
 // The handler expects to be mounted at the root of its server: Location headers are
 // absolute paths. Operations use the request's context, but a started cycle runs on its
 // own: a client that goes away stops the call, not the cycles.
-func NewHandler(s *Scheduler, opts HandlerOptions) http.Handler {
+func NewHandler(s *carousel.Scheduler, opts HandlerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -66,7 +67,7 @@ func NewHandler(s *Scheduler, opts HandlerOptions) http.Handler {
 
 // api holds what the handlers share.
 type api struct {
-	s     *Scheduler
+	s     *carousel.Scheduler
 	log   *slog.Logger
 	title string
 }

@@ -1,4 +1,4 @@
-package carousel
+package carouselhttp
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/internal/jsonapi"
 )
 
@@ -34,7 +35,7 @@ func errorAnswer(err error) *jsonapi.Error {
 		msgs := make([]string, len(e.Fields))
 		for i, f := range e.Fields {
 			// In the words of a FieldError, whichever side found the field bad.
-			msgs[i] = (&FieldError{Field: f.Field, Value: f.Value, Problem: f.Problem}).Error()
+			msgs[i] = (&carousel.FieldError{Field: f.Field, Value: f.Value, Problem: f.Problem}).Error()
 		}
 		// errors.Join's newlines read badly in one JSON string.
 		e.Message = strings.Join(msgs, "; ")
@@ -48,12 +49,12 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &request): // routing's, or a request body's
 		return request.Status
-	case errors.Is(err, ErrInvalidConfig):
+	case errors.Is(err, carousel.ErrInvalidConfig):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, carousel.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrExists), errors.Is(err, ErrNotAdjustable),
-		errors.Is(err, ErrPassive), errors.Is(err, ErrLeaseHeld), errors.Is(err, ErrFenced):
+	case errors.Is(err, carousel.ErrExists), errors.Is(err, carousel.ErrNotAdjustable),
+		errors.Is(err, carousel.ErrPassive), errors.Is(err, carousel.ErrLeaseHeld), errors.Is(err, carousel.ErrFenced):
 		return http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable
@@ -63,13 +64,13 @@ func statusOf(err error) int {
 
 // fieldErrors returns the FieldErrors in err's tree, in order. errors.As would find only
 // the first of a joined error's.
-func fieldErrors(err error) []*FieldError {
-	var out []*FieldError
+func fieldErrors(err error) []*carousel.FieldError {
+	var out []*carousel.FieldError
 	var walk func(error)
 	walk = func(err error) {
 		switch e := err.(type) {
 		case nil:
-		case *FieldError:
+		case *carousel.FieldError:
 			out = append(out, e) // its Unwrap leads to ErrInvalidConfig only
 		case interface{ Unwrap() []error }:
 			for _, x := range e.Unwrap() {

@@ -1,4 +1,4 @@
-package carousel
+package carouselhttp
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/feedkit/feedkit/carousel"
 )
 
 //go:embed status.html
@@ -33,8 +35,8 @@ type pageData struct {
 	Title    string
 	Nonce    string // allows the page's own <style> and <script> under its CSP, nothing else
 	Rendered string
-	Status   Status
-	Blank    CycleStatus // the row the script clones for a cycle added later
+	Status   carousel.Status
+	Blank    carousel.CycleStatus // the row the script clones for a cycle added later
 }
 
 func (a *api) statusPage(w http.ResponseWriter, _ *http.Request) error {
@@ -59,7 +61,7 @@ func (a *api) statusPage(w http.ResponseWriter, _ *http.Request) error {
 
 // percent is the whole percentage of m's iteration completed, rounded down as the page's
 // script does, so that the two renderings agree.
-func percent(m CycleMetadata) int {
+func percent(m carousel.CycleMetadata) int {
 	if m.Total <= 0 {
 		return 0
 	}
