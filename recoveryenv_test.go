@@ -46,7 +46,7 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 			api := httptest.NewServer(sim.RecoveryHandler())
 			t.Cleanup(api.Close)
 			global := newGlobalLog()
-			sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global,
+			sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global, Node: feed.Node(7),
 				Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
 				RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 				Recovery:    recovery.Config{Producers: []feed.Producer{lo}, Disabled: c.disabled}})
@@ -60,6 +60,8 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 				assert.Regexp(t, `^recovery initiated #\d+$`, global.next(t))
 				assert.Len(t, sim.RecoveryRequests(), 1)
 				assert.Zero(t, sdk.Stats().Recovery.RecoveriesSkipped)
+				st, _ := sdk.Recovery().Producer(lo.ID)
+				assert.Equal(t, feed.Node(7), st.RecoveryNodeID, "New wires Config.Node into the manager")
 				return
 			}
 			assert.Equal(t, "up FirstRecoveryCompleted", global.next(t))

@@ -108,14 +108,28 @@ func TestNewManagerRefusesNoSessions(t *testing.T) {
 // SystemHandler(i) takes 0 <= i < sessions; anything else is a programming error.
 func TestSystemHandlerOutOfRangePanics(t *testing.T) {
 	for _, n := range []int{1, 3} {
-		sessions := n
 		r := newRig(t, recovery.Config{}, withSessions(n))
 		for i := range n {
-			assert.NotPanics(t, func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", sessions, i)
+			assert.NotPanics(t, func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", n, i)
 		}
 		for _, i := range []int{-1, n, n + 5} {
 			assert.PanicsWithValue(t, fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, n),
-				func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", sessions, i)
+				func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", n, i)
 		}
 	}
+}
+
+// The node given to NewManager is recorded with each request: in what the manager asks of
+// the Ledger, and in the producer's record, which the Store keeps.
+func TestNewManagerNodeIsRecordedWithRequests(t *testing.T) {
+	led := newCountingLedger(recovery.NewMemoryLedger())
+	r := newRig(t, recovery.Config{Ledger: led}, withNode(feed.Node(42)))
+	r.alive(1, true)
+	c := r.recovered()
+	reserves, _ := led.calls()
+	require.Equal(t, 1, reserves)
+	assert.Equal(t, feed.Node(42), led.lastReserve().Node)
+	st := r.state(1)
+	assert.Equal(t, c.id, st.RecoverySnapshotID)
+	assert.Equal(t, feed.Node(42), st.RecoveryNodeID)
 }

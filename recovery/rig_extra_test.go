@@ -28,6 +28,7 @@ func newRigAt(t *testing.T, cfg recovery.Config, start time.Time, opts ...rigOpt
 // API (unless recoveries are disabled) and one session.
 type wiring struct {
 	requester recovery.Requester
+	node      feed.NodeID
 	sessions  int
 }
 
@@ -37,6 +38,11 @@ type rigOption func(*wiring)
 // withRequester wires the manager to req instead of the rig's fake API.
 func withRequester(req recovery.Requester) rigOption {
 	return func(w *wiring) { w.requester = req }
+}
+
+// withNode makes the manager record node with its requests.
+func withNode(node feed.NodeID) rigOption {
+	return func(w *wiring) { w.node = node }
 }
 
 // withSessions makes the manager take the system messages of n sessions.
@@ -62,7 +68,7 @@ func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openA
 	}
 	cfg.Clock = r.clk
 	cfg.OnError = func(err error) { r.errs <- err }
-	m, err := recovery.NewManager(w.requester, (*eventLog)(r), feed.NodeID{}, w.sessions, cfg)
+	m, err := recovery.NewManager(w.requester, (*eventLog)(r), w.node, w.sessions, cfg)
 	require.NoError(t, err)
 	r.m = m
 	r.clk.Advance(openAfter)
