@@ -35,6 +35,13 @@ const DefaultMaxBodySize = 8 << 20
 
 // SessionConfig configures a Session. Listener (or Dispatcher) is required; the rest has
 // defaults.
+//
+// The kit gives a component's required collaborators to its constructor, and keeps its
+// Config for tunables and plug-ins with a default (see package recovery). The session's
+// one required collaborator, where its event messages go, stays here because it comes in
+// two forms: a plain Listener, for which the session makes the SerialDispatcher it owns,
+// starting its goroutine only at Open (so a session never opened holds none) and sizing
+// it with QueueSize; or a Dispatcher of your own, such as the concurrent package's.
 type SessionConfig struct {
 	// Interest selects the messages of this session; the zero value is AllMessages.
 	Interest MessageInterest
