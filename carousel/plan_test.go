@@ -1,6 +1,7 @@
 package carousel
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -151,7 +152,13 @@ func TestSchedulerFollowsPlan(t *testing.T) {
 				onTime(t, plan.Duration, got[0].at.Sub(t0), "the next round begins Duration in")
 				return
 			}
-			// Modified at the first instant of the next window, and the instant before.
+			// Modified at the first instant of the next window, and the instant before; put
+			// once the first iteration has listed its last page and waits to end, so that the
+			// one before is not in its window still (with 100 items, a multiple of the
+			// rig's page size, a listing after the last publish finds the window's end).
+			flushCtx, cancel := context.WithTimeout(context.Background(), bound)
+			defer cancel()
+			require.NoError(t, r.s.Flush(flushCtx))
 			next := t0.Add(plan.Duration - plan.NextWindow)
 			r.put("c", Item{ID: "first-in-window", Modified: next}, Item{ID: "just-before", Modified: next.Add(-time.Nanosecond)})
 			got = r.publishes(1, nil)
