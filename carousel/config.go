@@ -33,7 +33,7 @@ type Config struct {
 	// which an unhealthy cycle retries its Source; 0 is 1s and 5m.
 	RetryInitial, RetryMax time.Duration
 	// StopWhenUnhealthy makes a cycle whose Source fails stop (and stay stopped until
-	// resumed), as the seed did, instead of retrying.
+	// resumed), as the Financial Times' publish-carousel does, instead of retrying.
 	StopWhenUnhealthy bool
 	// PublishTimeout bounds one Publish call, retries included, and each metadata save;
 	// 0 is 1m (carouselhttp.Publisher's default attempts fit in it).

@@ -362,8 +362,8 @@ type position struct {
 // place finds where the resumed iteration of m stands in q's order, in the collection as
 // it is now. Progress saved with a last item (a keyset position) goes on after it, so that
 // items added or removed meanwhile shift nothing. Progress saved as a count only, the
-// format of the seed's metadata, goes on after that many items, as the seed skips them in
-// its cursor: in a collection that has fewer, after its last. Either way the items after
+// as the Financial Times' publish-carousel saves it, goes on after that many items, as
+// publish-carousel skips them in its cursor: in a collection that has fewer, after its last. Either way the items after
 // the position are listed once and counted, which is what makes the completed count
 // exact: a resume lists, in pages, the ids from its position to the end (and, resuming by
 // count, those it skips) once before it publishes.

@@ -58,7 +58,8 @@ func (e *FieldError) Error() string {
 // Unwrap makes every FieldError match ErrInvalidConfig.
 func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
 
-// CycleConfig configures one cycle. Field names follow the seed's YAML file.
+// CycleConfig configures one cycle. Its fields are those of the config file (ParseConfig),
+// which are the Financial Times' publish-carousel's.
 type CycleConfig struct {
 	// Name names the cycle and is its id: 1 to 64 letters, digits, '-', '_' or '.',
 	// starting with a letter or digit, so that it can stand in a URL path.
@@ -70,7 +71,7 @@ type CycleConfig struct {
 	// Collection is the collection the Source lists items of.
 	Collection string
 	// CoolDown is the wait before the next iteration when an iteration found nothing to
-	// publish. Required for every type, as in the seed.
+	// publish. Required for every type, as in publish-carousel's config files.
 	CoolDown time.Duration
 	// Throttle is the interval between two publishes of a ThrottledWholeCollection cycle.
 	Throttle time.Duration

@@ -4,8 +4,9 @@
 //
 // It follows the Financial Times' publish-carousel, generic over what is republished and
 // where to: a Source lists item ids (a whole collection, or the items modified in a time
-// window, in a stable order), a Publisher republishes one item. A Scheduler runs the
-// cycles, each on its own goroutine, so one failing never stops another.
+// window, in a stable order), a Publisher republishes one item; both are given to
+// NewScheduler, and Config tunes the rest. A Scheduler runs the cycles, each on its own
+// goroutine, so one failing never stops another.
 //
 // # Cycle types
 //
@@ -42,14 +43,15 @@
 // the cycle (the scheduler's Start, the toggle turning active, ResumeCycle) restores it
 // from the store, never from what the process remembers, which another instance may have
 // moved past since: the cycle resumes its interrupted iteration after the last item it
-// completed (a keyset position, so items added or removed meanwhile shift nothing), in the
-// same window. Metadata in the seed's format, a completed count with no last item (and no
-// inProgress, which then reads as true when the count is not 0), is resumed by count, as
-// the seed resumes it: the first Completed items in the iteration's order are skipped,
-// and a collection holding fewer ends the iteration. Metadata saved under a config that
-// selects other items (another type, collection or window), or with a negative count, is
-// ignored and the cycle starts from the beginning. FileStore (the default) keeps it in a
-// JSON file, carousel/pgstore in PostgreSQL.
+// completed (a keyset position, so items added or removed meanwhile shift nothing), in
+// the same window. Metadata with a completed count and no last item (and no inProgress,
+// which then reads as true when the count is not 0), as the Financial Times'
+// publish-carousel saves it, is resumed by count, as publish-carousel resumes it: the
+// first Completed items in the iteration's order are skipped, and a collection holding
+// fewer ends the iteration. Metadata saved under a config that selects other items
+// (another type, collection or window), or with a negative count, is ignored and the
+// cycle starts from the beginning. FileStore (the default) keeps it in a JSON file,
+// carousel/pgstore in PostgreSQL.
 //
 // Completed never exceeds Total, whatever the saved metadata claims: a resumed iteration
 // counts its items again and lists the ids after its position once, so that Completed
@@ -59,7 +61,7 @@
 //
 // A Source that fails makes its cycle Unhealthy; the cycle retries with capped
 // exponential backoff and becomes healthy at the first success, or stops if
-// Config.StopWhenUnhealthy is set, as the seed did. A failed publish is counted in
+// Config.StopWhenUnhealthy is set, as publish-carousel does. A failed publish is counted in
 // Errors and the cycle goes on.
 //
 // # Active and passive
@@ -104,7 +106,7 @@
 //
 // # Operating it
 //
-// ParseConfig reads cycles from YAML in the seed's field names, refusing every missing or
+// ParseConfig reads cycles from YAML in publish-carousel's field names, refusing every missing or
 // bad field by name before anything starts. The HTTP side lives in the sub-package
 // carousel/carouselhttp, so that this package links no HTTP server nor html/template:
 // its NewHandler serves the operator API (cycles, throttles, stop/resume/reset, scheduler

@@ -44,8 +44,8 @@ type CycleMetadata struct {
 	// CurrentItem is the id of the item being republished or last republished.
 	CurrentItem string `json:"currentItem,omitempty"`
 	// Last is the last item completed; a resumed iteration continues after it. Progress
-	// without it (the seed's format: a count only) resumes after the first Completed
-	// items in the iteration's order.
+	// without it (a count only, as the Financial Times' publish-carousel saves it)
+	// resumes after the first Completed items in the iteration's order.
 	Last Item `json:"last"`
 	// WindowStart and WindowEnd bound the current window of a windowed cycle.
 	WindowStart time.Time `json:"windowStart,omitzero"`
@@ -95,8 +95,8 @@ type metadataJSON struct {
 	Config   wireCycle `json:"config"`
 	Progress float64   `json:"progress"`
 	Throttle string    `json:"throttle,omitempty"`
-	// InProgress shadows the embedded field so that reading can tell it absent: the seed's
-	// metadata has none.
+	// InProgress shadows the embedded field so that reading can tell it absent:
+	// publish-carousel's metadata has none.
 	InProgress *bool `json:"inProgress"`
 }
 
@@ -119,9 +119,10 @@ func (m CycleMetadata) MarshalJSON() ([]byte, error) {
 // refuse (saved by another version) must not make it unreadable; restore decides whether
 // it fits the cycle. Only a duration that does not parse is an error, named.
 //
-// It reads the seed's metadata too, which has no inProgress and no last item: the seed
-// saves its progress at shutdown, and any completed count is that of the iteration it
-// was running, so InProgress is then Completed > 0, and the cycle resumes by count.
+// It reads the metadata of the Financial Times' publish-carousel too, which has no
+// inProgress and no last item: publish-carousel saves its progress at shutdown, and any
+// completed count is that of the iteration it was running, so InProgress is then
+// Completed > 0, and the cycle resumes by count.
 func (m *CycleMetadata) UnmarshalJSON(b []byte) error {
 	var w metadataJSON
 	if err := json.Unmarshal(b, &w); err != nil {

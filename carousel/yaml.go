@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// configFile is the YAML file's shape: a list of cycles, in the seed's field names.
+// configFile is the YAML file's shape: a list of cycles, in publish-carousel's field names.
 type configFile struct {
 	Cycles []wireCycle `yaml:"cycles"`
 }

@@ -325,8 +325,8 @@ func TestMetadataStore(t *testing.T, newStore func(t *testing.T) carousel.Metada
 		assert.Equal(t, minimal, mustLoad(t, s, "minimal"), "zero times and items stay zero")
 	})
 
-	// The scheduler, not the store, decides what saved progress means: a count only (the
-	// seed's format, resumed by skipping that many items), a count past the total (bounded
+	// The scheduler, not the store, decides what saved progress means: a count only (as the
+	// Financial Times' publish-carousel saves it, resumed by skipping that many items), a count past the total (bounded
 	// when the iteration is counted again), an ended iteration whose count stays. A store
 	// that dropped, bounded or invented any of it would resume at another item.
 	t.Run("progress kept as saved", func(t *testing.T) {
