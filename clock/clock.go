@@ -13,8 +13,12 @@
 // whose goroutines a bubble cannot hold, and because a test often needs to stop time at an
 // exact instant while other goroutines go on working (a limit and 1ns, a check that has
 // not yet run). Components that act on goroutines of their own offer a way to wait until
-// they have acted on what they were given (recovery.Manager.Flush, for one), so that a
-// test advances the fake clock only once they are idle.
+// they have acted on what they were given and on what the clock's time made due:
+// recovery.Manager.Flush, heartbeat.Monitor.Flush, workflow.Engine.Flush and
+// carousel.Scheduler.Flush. A test advances the fake clock, flushes, and asserts, with no
+// polling and no sleep; recovery's ExampleManager_Flush_heartbeatLimit (a producer taken
+// down at its heartbeat limit) and carousel's ExampleScheduler_Flush (a fixed window's
+// throttle) are written that way, from outside the kit.
 //
 // Timer and Ticker mirror time.Timer and time.Ticker as interfaces, so that a fake can
 // stand in for them.
