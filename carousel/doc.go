@@ -33,7 +33,8 @@
 // runs the scheduler on a fake clock (Config.Clock, package clock/clocktest): it moves
 // the clock with Advance and calls Scheduler.Flush, which returns once every cycle has
 // published what was due by then and waits again, so that the test sees each
-// publication at its time without polling or sleeping.
+// publication at its time without polling or sleeping; under Run, once Run has acted on
+// the Toggle's answer at its last tick as well.
 //
 // # Progress, restarts and health
 //

@@ -17,13 +17,22 @@ import "context"
 // Advance passes fire at once, one after the other, and a cycle that wakes late publishes
 // late). Flush moves nothing itself.
 //
-// Flush does not wait for Run: a toggle change that Run has not acted on yet is not waited
-// for. A test of the active/passive switch calls Start and Shutdown as Run would, or
-// Flushes once it knows Run acted.
+// When Run is going, Flush waits as well until Run has asked the Toggle as it does at its
+// last tick at or before now (every ToggleInterval from when it began), and acted on the
+// answer: the cycles it starts or shuts down are then waited for as any other. Flush
+// does not wait for a Run that has not begun: a test that starts Run on a goroutine
+// knows it has begun when its Toggle is first asked (a ToggleFunc can tell it), and moves
+// the clock only then, so that Run's ticks count from that time.
 func (s *Scheduler) Flush(ctx context.Context) error {
 	now := s.cfg.Clock.Now()
 	return s.flushed.Wait(ctx, func() bool {
 		s.mu.Lock()
+		// Run first: the cycles that a finished ask started are in s.cycles, running,
+		// and checked below.
+		if !s.run.began.IsZero() && (s.asking > 0 || !s.run.covers(s.asked, now)) {
+			s.mu.Unlock()
+			return false
+		}
 		cs := make([]*cycle, 0, len(s.cycles))
 		for _, c := range s.cycles {
 			cs = append(cs, c)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,8 +36,8 @@ func (r *recorder) Publish(_ context.Context, p carousel.Publication) error {
 	return nil
 }
 
-// sorted returns the publications so far, sorted: of several cycles due at the same
-// time, any may publish first.
+// sorted returns the publications so far, sorted as strings: of several cycles due at the
+// same time, any may publish first.
 func (r *recorder) sorted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -277,5 +278,72 @@ func mustPut(t *testing.T, src *carousel.MemorySource, collection string, items 
 	t.Helper()
 	if err := src.Put(collection, items...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Under Run, Flush waits as well for Run to have asked the toggle at its last tick and
+// acted on the answer: the cycles it shut down have stopped, and those it started have
+// published what was due.
+func TestFlushWaitsForRunToActOnTheToggle(t *testing.T) {
+	clk := clocktest.NewFake(flushEpoch)
+	src := carousel.NewMemorySource()
+	mustPut(t, src, "a", carousel.Item{ID: "a1"}, carousel.Item{ID: "a2"}, carousel.Item{ID: "a3"})
+	rec := &recorder{clk: clk}
+	var active atomic.Bool
+	active.Store(true)
+	asked := make(chan struct{})
+	var once sync.Once
+	toggle := carousel.ToggleFunc(func(context.Context) (bool, carousel.Generation, error) {
+		once.Do(func() { close(asked) })
+		return active.Load(), 0, nil
+	})
+	// Toggle ticks at 25s, 50s, ...: never when the cycle is due (every 10s from 0s).
+	s, err := carousel.NewScheduler(src, rec, carousel.Config{
+		Store: carousel.NewMemoryStore(), Clock: clk, Toggle: toggle, ToggleInterval: 25 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(context.Background(), carousel.CycleConfig{Name: "a", Type: carousel.ThrottledWholeCollection,
+		Origin: "o", Collection: "a", CoolDown: time.Minute, Throttle: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	select {
+	case <-asked: // Run has begun: its ticks count from now
+	case <-time.After(flushBound):
+		t.Fatal("Run never asked the toggle")
+	}
+
+	step := func(d time.Duration, want ...string) {
+		t.Helper()
+		clk.Advance(d)
+		flush(t, s)
+		if got, want := rec.sorted(), slices.Sorted(slices.Values(want)); !slices.Equal(got, want) {
+			t.Fatalf("at %v: published %v, want %v", clk.Since(flushEpoch), got, want)
+		}
+	}
+	step(0, "0s a a1")
+	step(10*time.Second, "0s a a1", "10s a a2")
+	step(10*time.Second, "0s a a1", "10s a a2", "20s a a3")
+	active.Store(false)
+	step(5*time.Second, "0s a a1", "10s a a2", "20s a a3") // 25s: passive, shut down
+	if st := s.Status(); st.Active || st.Started {
+		t.Fatalf("after the passive answer: active %v, started %v", st.Active, st.Started)
+	}
+	step(5*time.Second, "0s a a1", "10s a a2", "20s a a3") // 30s: a1 would be due, but the cycle stopped
+	active.Store(true)
+	// 50s: active again; the cycle starts from its saved progress, a new round, at once.
+	step(20*time.Second, "0s a a1", "10s a a2", "20s a a3", "50s a a1")
+	step(10*time.Second, "0s a a1", "10s a a2", "20s a a3", "50s a a1", "1m0s a a2")
+	if st := s.Status(); !st.Active || !st.Started {
+		t.Fatalf("after the active answer: active %v, started %v", st.Active, st.Started)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
@@ -29,7 +30,10 @@ type Scheduler struct {
 	active  bool       // the toggle's last answer, as Run saw it
 	gen     Generation // the generation of the toggle's last active answer, or of Promote
 
-	flushed broadcast.Signal // told when a cycle falls asleep on the clock or exits, for Flush
+	flushed broadcast.Signal // told when a cycle falls asleep or exits, or Run has asked the toggle
+	run     runTicks         // the ticks of the Run going, for Flush; zero when none is
+	asking  int              // Run is asking the toggle and acting on its answer
+	asked   time.Time        // when Run last began to ask, of the asks it has finished
 
 	waitHook func(id string, until time.Time) // for tests: see cycle.waitHook
 }
@@ -319,10 +323,19 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 // or Shutdown stands until the toggle next changes. When ctx ends, Run shuts the cycles
 // down and returns what Shutdown returned.
 func (s *Scheduler) Run(ctx context.Context) error {
-	t := s.cfg.Clock.NewTicker(s.cfg.ToggleInterval)
+	t, began := s.newTicker()
 	defer t.Stop()
+	s.mu.Lock()
+	s.run, s.asked = runTicks{began: began, interval: s.cfg.ToggleInterval}, time.Time{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.run = runTicks{}
+		s.mu.Unlock()
+		s.flushed.Notify()
+	}()
 	for {
-		s.watch(ctx)
+		s.ask(ctx)
 		select {
 		case <-t.C():
 		case <-ctx.Done():
@@ -331,6 +344,55 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return s.Shutdown(shutdownCtx)
 		}
 	}
+}
+
+// newTicker starts Run's ticker and returns it with the time it started at, on which its
+// ticks fall every ToggleInterval. A clock other than the wall clock that moved while the
+// ticker was started (a fake advanced by another goroutine) gets a new ticker, so that
+// Flush knows the ticks the ticker has; see cycle.arm.
+func (s *Scheduler) newTicker() (clock.Ticker, time.Time) {
+	clk := s.cfg.Clock
+	for try := 0; ; try++ {
+		before := clk.Now()
+		t := clk.NewTicker(s.cfg.ToggleInterval)
+		if try == 8 || clk == clock.Real() || clk.Now().Equal(before) {
+			return t, before
+		}
+		t.Stop()
+	}
+}
+
+// ask asks the toggle and acts on its answer (watch), recording it for Flush.
+func (s *Scheduler) ask(ctx context.Context) {
+	now := s.cfg.Clock.Now()
+	s.mu.Lock()
+	s.asking++
+	s.mu.Unlock()
+	s.watch(ctx)
+	s.mu.Lock()
+	s.asking--
+	s.asked = now
+	s.mu.Unlock()
+	s.flushed.Notify()
+}
+
+// runTicks are the ticks of a Run: at began and every interval after it.
+type runTicks struct {
+	began    time.Time // zero when no Run is going
+	interval time.Duration
+}
+
+// covers reports whether an ask that began at asked is the one Run makes by now, or a
+// later one: whether it began at or after the last tick at or before now.
+func (r runTicks) covers(asked, now time.Time) bool {
+	switch {
+	case asked.Before(r.began): // none yet
+		return false
+	case !asked.Before(now):
+		return true
+	}
+	tick := func(t time.Time) int64 { return int64(t.Sub(r.began) / r.interval) }
+	return tick(asked) >= tick(now)
 }
 
 // watch asks the toggle once and acts on a change of its answer.
