@@ -459,8 +459,8 @@ var errWoken = errors.New("woken")
 // ctx's error.
 func (c *cycle) sleep(ctx context.Context, d time.Duration) error {
 	t, until, err := c.arm(d)
-	if err != nil {
-		return err
+	if err != nil || t == nil {
+		return err // woken, or the time passed already
 	}
 	defer t.Stop()
 	if c.waitHook != nil {
@@ -482,8 +482,8 @@ func (c *cycle) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // arm sets a timer for d and records, for Flush, that the cycle sleeps until it fires. It
-// returns errWoken instead when a throttle change is pending, or when the clock moved past
-// the deadline while the timer was being set (the caller works out its wait again).
+// returns errWoken instead when a throttle change is pending, and no timer when the clock
+// moved past the deadline while the timer was being set: the wait is over.
 //
 // The deadline Flush compares with the clock's time must be the timer's own: one taken
 // earlier would make Flush wait for a timer that has not fired, one taken later would let
@@ -503,7 +503,7 @@ func (c *cycle) arm(d time.Duration) (clock.Timer, time.Time, error) {
 		}
 		t.Stop() // a timer that fired meanwhile holds a stale tick: a new one instead
 		if !until.After(after) {
-			return nil, time.Time{}, errWoken
+			return nil, until, nil
 		}
 		before = after
 		t = clk.NewTimer(until.Sub(before))

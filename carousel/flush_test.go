@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
@@ -345,5 +346,51 @@ func TestFlushWaitsForRunToActOnTheToggle(t *testing.T) {
 	step(10*time.Second, "0s a a1", "10s a a2", "20s a a3", "50s a a1", "1m0s a a2")
 	if st := s.Status(); !st.Active || !st.Started {
 		t.Fatalf("after the active answer: active %v, started %v", st.Active, st.Started)
+	}
+}
+
+// jumpingClock is a fake clock that another goroutine moves on by jump just after the
+// first timer is set, as a test's Advance may while a cycle sets its timer.
+type jumpingClock struct {
+	*clocktest.Fake
+	jump time.Duration
+	once sync.Once
+}
+
+func (c *jumpingClock) NewTimer(d time.Duration) clock.Timer {
+	t := c.Fake.NewTimer(d)
+	c.once.Do(func() { c.Fake.Advance(c.jump) })
+	return t
+}
+
+// A clock that moves past a wait's end while the cycle sets its timer ends the wait: the
+// item due is published at once, and the next keeps to the schedule.
+func TestTheClockMovingPastAWaitAsItBeginsEndsIt(t *testing.T) {
+	fake := clocktest.NewFake(flushEpoch)
+	clk := &jumpingClock{Fake: fake, jump: 15 * time.Second}
+	src := carousel.NewMemorySource()
+	mustPut(t, src, "a", carousel.Item{ID: "a1"}, carousel.Item{ID: "a2"}, carousel.Item{ID: "a3"})
+	rec := &recorder{clk: fake}
+	s, err := carousel.NewScheduler(src, rec, carousel.Config{Store: carousel.NewMemoryStore(), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Add(ctx, carousel.CycleConfig{Name: "a", Type: carousel.ThrottledWholeCollection, Origin: "o",
+		Collection: "a", CoolDown: time.Minute, Throttle: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, s) // the wait for a2 (due at 10s) begins as the clock moves to 15s
+	if got := rec.sorted(); !slices.Equal(got, []string{"0s a a1", "15s a a2"}) {
+		t.Fatalf("published %v, want a2 at once at 15s", got)
+	}
+	fake.Advance(5 * time.Second)
+	flush(t, s)
+	if got := rec.sorted(); !slices.Equal(got, []string{"0s a a1", "15s a a2", "20s a a3"}) {
+		t.Fatalf("published %v, want a3 at 20s, on schedule", got)
 	}
 }
