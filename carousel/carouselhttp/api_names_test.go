@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 // "." and ".." cannot be path segments (the mux cleans /cycles/.. to /, a browser
@@ -17,7 +19,7 @@ func TestAPIRefusesDotNames(t *testing.T) {
 			f := newAPIFixture(t, nil)
 			rec := f.do(http.MethodPost, "/cycles", `{"name":"`+name+`","type":"ThrottledWholeCollection",`+
 				`"origin":"o","collection":"c","coolDown":"1m","throttle":"1s"}`)
-			e := apiError(t, rec, http.StatusBadRequest)
+			e := jsonapitest.DecodeError(t, rec, http.StatusBadRequest)
 			require.Len(t, e.Fields, 1)
 			assert.Equal(t, "name", e.Fields[0].Field)
 			assert.Contains(t, e.Fields[0].Problem, "starting with a letter or digit")

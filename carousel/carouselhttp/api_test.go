@@ -19,6 +19,8 @@ import (
 	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/clock/clocktest"
+	"github.com/feedkit/feedkit/internal/jsonapi"
+	"github.com/feedkit/feedkit/internal/jsonapi/jsonapitest"
 )
 
 // apiEpoch is where the fake clock of every API test starts.
@@ -201,38 +203,6 @@ func (f *apiFixture) do(method, target, body string) *httptest.ResponseRecorder 
 	return rec
 }
 
-// apiErrorBody is the body of an error response.
-type apiErrorBody struct {
-	Error  string          `json:"error"`
-	Fields []apiFieldError `json:"fields"`
-}
-
-type apiFieldError struct {
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Problem string `json:"problem"`
-}
-
-// decodeAs checks that rec answered status with JSON, and decodes it.
-func decodeAs[T any](t *testing.T, rec *httptest.ResponseRecorder, status int) T {
-	t.Helper()
-	require.Equal(t, status, rec.Code, "body: %s", rec.Body)
-	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	var v T
-	dec := json.NewDecoder(rec.Body)
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&v), "body: %s", rec.Body)
-	return v
-}
-
-// apiError checks that rec is an error of status with a message, and returns it.
-func apiError(t *testing.T, rec *httptest.ResponseRecorder, status int) apiErrorBody {
-	t.Helper()
-	e := decodeAs[apiErrorBody](t, rec, status)
-	assert.NotEmpty(t, e.Error)
-	return e
-}
-
 func TestAPIListsCycles(t *testing.T) {
 	f := newAPIFixture(t, nil)
 	f.threeCycles()
@@ -240,7 +210,7 @@ func TestAPIListsCycles(t *testing.T) {
 	for _, path := range []string{"/cycles", "/scheduler"} {
 		rec := f.do(http.MethodGet, path, "")
 		assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
-		st := decodeAs[carousel.Status](t, rec, http.StatusOK)
+		st := jsonapitest.Decode[carousel.Status](t, rec, http.StatusOK)
 		assert.True(t, st.Started)
 		require.Len(t, st.Cycles, 3)
 
@@ -286,12 +256,12 @@ func TestAPIGetCycle(t *testing.T) {
 	f := newAPIFixture(t, nil)
 	f.add(alphaConfig)
 
-	st := decodeAs[carousel.CycleStatus](t, f.do(http.MethodGet, "/cycles/alpha", ""), http.StatusOK)
+	st := jsonapitest.Decode[carousel.CycleStatus](t, f.do(http.MethodGet, "/cycles/alpha", ""), http.StatusOK)
 	assert.Equal(t, "alpha", st.ID)
 	assert.Equal(t, alphaConfig, st.Config)
 	assert.Equal(t, []carousel.State{carousel.Stopped}, st.Metadata.States)
 
-	e := apiError(t, f.do(http.MethodGet, "/cycles/nope", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodGet, "/cycles/nope", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "nope")
 }
 
@@ -301,7 +271,7 @@ func TestAPIAddCycle(t *testing.T) {
 		"coolDown":"5m","timeWindow":"1h","minimumThrottle":"1m"}`
 
 	rec := f.do(http.MethodPost, "/cycles", body)
-	st := decodeAs[carousel.CycleStatus](t, rec, http.StatusCreated)
+	st := jsonapitest.Decode[carousel.CycleStatus](t, rec, http.StatusCreated)
 	assert.Equal(t, "/cycles/delta", rec.Header().Get("Location"))
 	assert.Equal(t, "delta", st.ID)
 	assert.Equal(t, carousel.CycleConfig{Name: "delta", Type: carousel.FixedWindow, Origin: "wordpress",
@@ -312,7 +282,7 @@ func TestAPIAddCycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, st.Config, got.Config)
 
-	e := apiError(t, f.do(http.MethodPost, "/cycles", body), http.StatusConflict)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/cycles", body), http.StatusConflict)
 	assert.Contains(t, e.Error, "delta")
 }
 
@@ -322,22 +292,22 @@ func TestAPIAddCycleRefusesBadBodies(t *testing.T) {
 		name       string
 		body       string
 		status     int
-		fields     []apiFieldError // nil: none expected
-		errPattern string          // in the message
+		fields     []jsonapi.FieldError // nil: none expected
+		errPattern string               // in the message
 	}{
 		{name: "invalid fields", body: `{"name":"bad name!","type":"Nope","origin":" ","collection":"c","coolDown":"soon"}`,
-			status: http.StatusBadRequest, fields: []apiFieldError{
+			status: http.StatusBadRequest, fields: []jsonapi.FieldError{
 				{Field: "coolDown", Value: "soon", Problem: "is not a duration (e.g. 90s, 15m, 1h)"},
 				{Field: "name", Value: "bad name!", Problem: "must be 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"},
 				{Field: "type", Value: "Nope", Problem: "must be ThrottledWholeCollection, FixedWindow or ScalingWindow"},
 				{Field: "origin", Problem: "is required"},
 			}, errPattern: `coolDown "soon" is not a duration`},
 		{name: "missing throttle", body: `{"name":"delta","type":"ThrottledWholeCollection","origin":"o","collection":"c","coolDown":"5m"}`,
-			status: http.StatusBadRequest, fields: []apiFieldError{{Field: "throttle", Problem: "is required"}}},
+			status: http.StatusBadRequest, fields: []jsonapi.FieldError{{Field: "throttle", Problem: "is required"}}},
 		{name: "unknown field", body: `{` + valid + `,"colour":"red"}`,
-			status: http.StatusBadRequest, fields: []apiFieldError{{Field: "colour", Problem: "is not a known field"}}},
+			status: http.StatusBadRequest, fields: []jsonapi.FieldError{{Field: "colour", Problem: "is not a known field"}}},
 		{name: "wrong JSON type", body: `{"name":5}`, status: http.StatusBadRequest, errPattern: "name",
-			fields: []apiFieldError{{Field: "name", Problem: "must be a JSON string, not number"}}},
+			fields: []jsonapi.FieldError{{Field: "name", Problem: "must be a JSON string, not number"}}},
 		{name: "malformed", body: `{"name":`, status: http.StatusBadRequest, errPattern: "malformed JSON"},
 		{name: "syntax error", body: `{"name" "delta"}`, status: http.StatusBadRequest, errPattern: "malformed JSON at byte"},
 		{name: "empty", body: "", status: http.StatusBadRequest, errPattern: "empty"},
@@ -349,7 +319,7 @@ func TestAPIAddCycleRefusesBadBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newAPIFixture(t, nil)
-			e := apiError(t, f.do(http.MethodPost, "/cycles", tt.body), tt.status)
+			e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/cycles", tt.body), tt.status)
 			if tt.fields == nil {
 				assert.Empty(t, e.Fields)
 			} else {
@@ -376,8 +346,8 @@ func TestAPIDeleteCycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "the saved metadata is deleted too")
 
-	apiError(t, f.do(http.MethodGet, "/cycles/alpha", ""), http.StatusNotFound)
-	e := apiError(t, f.do(http.MethodDelete, "/cycles/alpha", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodGet, "/cycles/alpha", ""), http.StatusNotFound)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodDelete, "/cycles/alpha", ""), http.StatusNotFound)
 	assert.Contains(t, e.Error, "alpha")
 }
 
@@ -388,10 +358,10 @@ func TestAPIThrottle(t *testing.T) {
 	type throttle struct {
 		Throttle string `json:"throttle"`
 	}
-	assert.Equal(t, throttle{"30s"}, decodeAs[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK))
-	assert.Equal(t, throttle{"5s"}, decodeAs[throttle](t, f.do(http.MethodPut, "/cycles/alpha/throttle", `{"throttle":"5s"}`), http.StatusOK))
-	assert.Equal(t, throttle{"5s"}, decodeAs[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK))
-	assert.Equal(t, throttle{"12m0s"}, decodeAs[throttle](t, f.do(http.MethodGet, "/cycles/gamma/throttle", ""), http.StatusOK),
+	assert.Equal(t, throttle{"30s"}, jsonapitest.Decode[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK))
+	assert.Equal(t, throttle{"5s"}, jsonapitest.Decode[throttle](t, f.do(http.MethodPut, "/cycles/alpha/throttle", `{"throttle":"5s"}`), http.StatusOK))
+	assert.Equal(t, throttle{"5s"}, jsonapitest.Decode[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK))
+	assert.Equal(t, throttle{"12m0s"}, jsonapitest.Decode[throttle](t, f.do(http.MethodGet, "/cycles/gamma/throttle", ""), http.StatusOK),
 		"a windowed cycle's throttle is computed: gamma's hour over the 5 items it restored")
 
 	tests := []struct {
@@ -399,62 +369,62 @@ func TestAPIThrottle(t *testing.T) {
 		path   string
 		body   string
 		status int
-		field  *apiFieldError
+		field  *jsonapi.FieldError
 	}{
 		{"not a duration", "/cycles/alpha/throttle", `{"throttle":"fast"}`, http.StatusBadRequest,
-			&apiFieldError{Field: "throttle", Value: "fast", Problem: "is not a duration (e.g. 5s, 1m30s)"}},
+			&jsonapi.FieldError{Field: "throttle", Value: "fast", Problem: "is not a duration (e.g. 5s, 1m30s)"}},
 		{"negative", "/cycles/alpha/throttle", `{"throttle":"-1s"}`, http.StatusBadRequest,
-			&apiFieldError{Field: "throttle", Value: "-1s", Problem: "must be positive"}},
+			&jsonapi.FieldError{Field: "throttle", Value: "-1s", Problem: "must be positive"}},
 		{"zero", "/cycles/alpha/throttle", `{"throttle":"0s"}`, http.StatusBadRequest,
-			&apiFieldError{Field: "throttle", Value: "0s", Problem: "must be positive"}},
+			&jsonapi.FieldError{Field: "throttle", Value: "0s", Problem: "must be positive"}},
 		{"missing", "/cycles/alpha/throttle", `{}`, http.StatusBadRequest,
-			&apiFieldError{Field: "throttle", Problem: "is required"}},
+			&jsonapi.FieldError{Field: "throttle", Problem: "is required"}},
 		{"a number", "/cycles/alpha/throttle", `{"throttle":5}`, http.StatusBadRequest,
-			&apiFieldError{Field: "throttle", Problem: "must be a JSON string, not number"}},
+			&jsonapi.FieldError{Field: "throttle", Problem: "must be a JSON string, not number"}},
 		{"unknown field", "/cycles/alpha/throttle", `{"throttle":"5s","burst":2}`, http.StatusBadRequest,
-			&apiFieldError{Field: "burst", Problem: "is not a known field"}},
+			&jsonapi.FieldError{Field: "burst", Problem: "is not a known field"}},
 		{"malformed", "/cycles/alpha/throttle", `{"throttle":`, http.StatusBadRequest, nil},
 		{"windowed", "/cycles/gamma/throttle", `{"throttle":"5s"}`, http.StatusConflict, nil},
 		{"unknown cycle", "/cycles/nope/throttle", `{"throttle":"fast"}`, http.StatusNotFound, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := apiError(t, f.do(http.MethodPut, tt.path, tt.body), tt.status)
+			e := jsonapitest.DecodeError(t, f.do(http.MethodPut, tt.path, tt.body), tt.status)
 			if tt.field != nil {
-				assert.Equal(t, []apiFieldError{*tt.field}, e.Fields)
+				assert.Equal(t, []jsonapi.FieldError{*tt.field}, e.Fields)
 			} else {
 				assert.Empty(t, e.Fields)
 			}
 		})
 	}
-	assert.Equal(t, throttle{"5s"}, decodeAs[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK),
+	assert.Equal(t, throttle{"5s"}, jsonapitest.Decode[throttle](t, f.do(http.MethodGet, "/cycles/alpha/throttle", ""), http.StatusOK),
 		"the refused changes changed nothing")
-	apiError(t, f.do(http.MethodGet, "/cycles/nope/throttle", ""), http.StatusNotFound)
+	jsonapitest.DecodeError(t, f.do(http.MethodGet, "/cycles/nope/throttle", ""), http.StatusNotFound)
 }
 
 func TestAPICycleActions(t *testing.T) {
 	f := newAPIFixture(t, nil)
 	f.threeCycles()
 
-	st := decodeAs[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/stop", ""), http.StatusOK)
+	st := jsonapitest.Decode[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/stop", ""), http.StatusOK)
 	assert.Equal(t, []carousel.State{carousel.Stopped}, st.Metadata.States)
 	assert.Equal(t, 3, st.Metadata.Completed, "the interrupted publish is not counted")
 
-	st = decodeAs[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/resume", ""), http.StatusOK)
+	st = jsonapitest.Decode[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/resume", ""), http.StatusOK)
 	assert.Contains(t, []carousel.State{carousel.Starting, carousel.Running}, st.Metadata.States[0])
 	// The stopped publish began at the epoch: the next keeps the 30 s throttle.
 	f.awaitWaits(2) // gamma's retry and alpha's pace
 	f.clk.Advance(30 * time.Second)
 	assert.Equal(t, map[string]string{"articles-04": "alpha"}, f.awaitPublishes(1), "resumed where it stopped")
 
-	st = decodeAs[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusOK)
+	st = jsonapitest.Decode[carousel.CycleStatus](t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusOK)
 	assert.Equal(t, 0, st.Metadata.Completed)
 	f.awaitWaits(2)
 	f.clk.Advance(30 * time.Second)
 	assert.Equal(t, map[string]string{"articles-01": "alpha"}, f.awaitPublishes(1), "restarted from the beginning")
 
 	for _, action := range []string{"stop", "resume", "reset"} {
-		e := apiError(t, f.do(http.MethodPost, "/cycles/nope/"+action, ""), http.StatusNotFound)
+		e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/cycles/nope/"+action, ""), http.StatusNotFound)
 		assert.Contains(t, e.Error, "nope", action)
 	}
 }
@@ -474,7 +444,7 @@ func TestAPIResetOnAStaleInstanceConflicts(t *testing.T) {
 		Last: carousel.Item{ID: "articles-05"}, InProgress: true, States: []carousel.State{carousel.Running}}
 	require.NoError(t, f.store.Save(context.Background(), taken, 5), "another instance's save")
 
-	e := apiError(t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusConflict)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/cycles/alpha/reset", ""), http.StatusConflict)
 	assert.Contains(t, e.Error, "later activation")
 	saved, _, err := f.store.Load(context.Background(), "alpha")
 	require.NoError(t, err)
@@ -484,7 +454,7 @@ func TestAPIResetOnAStaleInstanceConflicts(t *testing.T) {
 func TestAPIResumeWhenNotStartedConflicts(t *testing.T) {
 	f := newAPIFixture(t, nil)
 	f.add(alphaConfig)
-	e := apiError(t, f.do(http.MethodPost, "/cycles/alpha/resume", ""), http.StatusConflict)
+	e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/cycles/alpha/resume", ""), http.StatusConflict)
 	assert.Contains(t, e.Error, "passive")
 }
 
@@ -493,14 +463,14 @@ func TestAPISchedulerStartAndShutdown(t *testing.T) {
 	f.put("articles", 10)
 	f.add(alphaConfig)
 
-	st := decodeAs[carousel.Status](t, f.do(http.MethodGet, "/scheduler", ""), http.StatusOK)
+	st := jsonapitest.Decode[carousel.Status](t, f.do(http.MethodGet, "/scheduler", ""), http.StatusOK)
 	assert.False(t, st.Started)
 
-	st = decodeAs[carousel.Status](t, f.do(http.MethodPost, "/scheduler/start", ""), http.StatusOK)
+	st = jsonapitest.Decode[carousel.Status](t, f.do(http.MethodPost, "/scheduler/start", ""), http.StatusOK)
 	assert.True(t, st.Started)
 	assert.Equal(t, map[string]string{"articles-01": "alpha"}, f.awaitPublishes(1))
 
-	st = decodeAs[carousel.Status](t, f.do(http.MethodPost, "/scheduler/shutdown", ""), http.StatusOK)
+	st = jsonapitest.Decode[carousel.Status](t, f.do(http.MethodPost, "/scheduler/shutdown", ""), http.StatusOK)
 	assert.False(t, st.Started)
 	require.Len(t, st.Cycles, 1)
 	assert.Equal(t, []carousel.State{carousel.Stopped}, st.Cycles[0].Metadata.States)
@@ -533,7 +503,7 @@ func TestAPISchedulerStartRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newAPIFixture(t, func(c *carousel.Config) { c.Toggle = tt.toggle })
-			e := apiError(t, f.do(http.MethodPost, "/scheduler/start", ""), tt.status)
+			e := jsonapitest.DecodeError(t, f.do(http.MethodPost, "/scheduler/start", ""), tt.status)
 			assert.Contains(t, e.Error, tt.message)
 			assert.False(t, f.s.Status().Started)
 		})
@@ -549,18 +519,18 @@ func TestAPIHealth(t *testing.T) {
 		Unhealthy []string `json:"unhealthy"`
 	}
 	f := newAPIFixture(t, nil)
-	assert.Equal(t, health{Status: "ok"}, decodeAs[health](t, f.do(http.MethodGet, "/health", ""), http.StatusOK))
+	assert.Equal(t, health{Status: "ok"}, jsonapitest.Decode[health](t, f.do(http.MethodGet, "/health", ""), http.StatusOK))
 
 	f.threeCycles()
 	assert.Equal(t, health{Status: "unhealthy", Started: true, Active: true, Cycles: 3, Unhealthy: []string{"gamma"}},
-		decodeAs[health](t, f.do(http.MethodGet, "/health", ""), http.StatusServiceUnavailable))
+		jsonapitest.Decode[health](t, f.do(http.MethodGet, "/health", ""), http.StatusServiceUnavailable))
 
 	// Shut down now: gamma still shows it was unhealthy, but a standby is healthy.
 	require.NoError(t, f.s.Shutdown(t.Context()))
 	gamma, err := f.s.Cycle("gamma")
 	require.NoError(t, err)
 	require.True(t, gamma.Metadata.Has(carousel.Unhealthy))
-	assert.Equal(t, health{Status: "ok", Active: true, Cycles: 3}, decodeAs[health](t, f.do(http.MethodGet, "/health", ""), http.StatusOK))
+	assert.Equal(t, health{Status: "ok", Active: true, Cycles: 3}, jsonapitest.Decode[health](t, f.do(http.MethodGet, "/health", ""), http.StatusOK))
 }
 
 func TestAPIRoutingErrorsAreJSON(t *testing.T) {
@@ -587,7 +557,7 @@ func TestAPIRoutingErrorsAreJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			rec := f.do(tt.method, tt.path, "")
-			e := apiError(t, rec, tt.status)
+			e := jsonapitest.DecodeError(t, rec, tt.status)
 			assert.Equal(t, tt.allow, rec.Header().Get("Allow"))
 			if tt.status == http.StatusMethodNotAllowed {
 				assert.Contains(t, e.Error, tt.allow)
@@ -624,9 +594,9 @@ func TestAPIRefusesCrossOriginChanges(t *testing.T) {
 		return rec
 	}
 
-	e := apiError(t, send(http.MethodPost, "/scheduler/start", "cross-site"), http.StatusForbidden)
+	e := jsonapitest.DecodeError(t, send(http.MethodPost, "/scheduler/start", "cross-site"), http.StatusForbidden)
 	assert.Contains(t, e.Error, "cross-origin")
-	apiError(t, send(http.MethodDelete, "/cycles/alpha", "cross-site"), http.StatusForbidden)
+	jsonapitest.DecodeError(t, send(http.MethodDelete, "/cycles/alpha", "cross-site"), http.StatusForbidden)
 	assert.False(t, f.s.Status().Started)
 	assert.Len(t, f.s.Cycles(), 1)
 
