@@ -57,9 +57,9 @@ func metadata(id string) carousel.CycleMetadata {
 	}
 }
 
-// A file written in the seed's format (a completed count, no last item, no inProgress)
+// A file in publish-carousel's format (a completed count, no last item, no inProgress)
 // reads as an iteration under way, resumed by count; one with inProgress reads as written.
-func TestFileStoreReadsTheSeedsFormat(t *testing.T) {
+func TestFileStoreReadsPublishCarouselsFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metadata.json")
 	cfg := `"config":{"name":"%s","type":"ThrottledWholeCollection","origin":"o","collection":"c","coolDown":"1m","throttle":"1s"}`
 	file := `{"version":1,"cycles":[

@@ -50,7 +50,7 @@ func TestPublicationsCarryTheirPlaceInTheCycle(t *testing.T) {
 }
 
 // A position counts the items of the iteration as the collection is when the iteration
-// resumes; progress in the seed's format (a count only) goes on after that count.
+// resumes; progress in publish-carousel's format (a count only) goes on after that count.
 func TestPositionsOfAResumedIteration(t *testing.T) {
 	t.Run("by count", func(t *testing.T) {
 		r := resumeFrom(t, CycleMetadata{Iteration: 4, Total: 1000, Completed: 300, InProgress: true,

@@ -89,8 +89,8 @@ func idsOfItems(items []Item) []string {
 	return out
 }
 
-// The design notes' metadata has a completed count and no last item: the seed skips that
-// many items of its cursor. The cycle does the same in its query's order, and its count
+// publish-carousel's metadata has a completed count and no last item: publish-carousel
+// skips that many items of its cursor. The cycle does the same in its query's order, and its count
 // ends at the collection's size, not past it.
 func TestResumeByCountSkipsTheItemsCompleted(t *testing.T) {
 	r := resumeFrom(t, CycleMetadata{Iteration: 1, Total: 1000, Completed: 300, InProgress: true,
@@ -153,9 +153,9 @@ func TestItemsAddedDuringAnIterationCountInItsTotal(t *testing.T) {
 	assert.Equal(t, 13, st.Metadata.Total, "the items added count in the iteration's total")
 }
 
-// The design notes' JSON has no inProgress: its completed count is the progress of the
-// iteration that was running (the seed saves it at shutdown, and resumes by it).
-func TestSeedsJSONWithoutInProgressResumesByCount(t *testing.T) {
+// publish-carousel's JSON has no inProgress: its completed count is the progress of the
+// iteration that was running (publish-carousel saves it at shutdown, and resumes by it).
+func TestPublishCarouselJSONWithoutInProgressResumesByCount(t *testing.T) {
 	raw := `{"cycleId":"whole","config":{"name":"whole","type":"ThrottledWholeCollection","origin":"o","collection":"c","coolDown":"1m","throttle":"1s"},
 		"total":1000,"completed":300,"progress":0.3,"errors":2,"iteration":4,"currentUuid":"item-0299","states":["running"]}`
 	var m CycleMetadata

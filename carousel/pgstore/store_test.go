@@ -92,10 +92,10 @@ func TestStoreLoadsAnUnvalidatedConfig(t *testing.T) {
 	assert.ErrorContains(t, err, `config.timeWindow "an hour" is not a duration`)
 }
 
-// Metadata in the seed's format (a completed count, no last item, no inProgress) loads
+// Metadata in publish-carousel's format (a completed count, no last item, no inProgress) loads
 // as an iteration under way, to be resumed by count; the count is kept as written, past
 // the total or not, for the scheduler to bound against the collection.
-func TestStoreLoadsTheSeedsFormat(t *testing.T) {
+func TestStoreLoadsPublishCarouselsFormat(t *testing.T) {
 	pool := pgtest.Pool(t)
 	s := newTestStore(t, pool)
 	_, err := pool.Exec(t.Context(), `INSERT INTO feedkit_carousel_cycle_metadata VALUES ('seed', $1, now())`,
