@@ -3,4 +3,7 @@
 // that sessions consume from without RabbitMQ, and a Simulator that publishes realistic
 // traffic into it (or into any Publisher), answers recovery requests like the feed's API,
 // injects faults, and records what it sent so that a test can prove nothing was lost.
+// Recorder, GlobalRecorder and SnapshotWaiter stand in for a session's listener, global
+// events listener and system handler: they record what they are handed, and a test waits
+// on them rather than polling.
 package feedtest

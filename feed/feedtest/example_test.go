@@ -2,6 +2,7 @@ package feedtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,4 +74,42 @@ func ExampleMarshal() {
 	// Output:
 	// <alive product="1" timestamp="1764152405000" subscribed="1"/>
 	// <bet_settlement product="3" event_id="sr:match:1234" timestamp="1764159600000" request_id="42" certainty="2"><outcomes><market id="18" specifiers="total=2.5"><outcome id="12" result="1"/><outcome id="13" result="0" void_factor="0.5"/></market></outcomes></bet_settlement>
+}
+
+// A GlobalRecorder as a session's GlobalEventsListener: the test reads the calls in the
+// order they came, waiting for each, and checks that nothing else came.
+func ExampleGlobalRecorder() {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	defer broker.Close()
+
+	global := feedtest.NewGlobalRecorder()
+	session, err := feed.NewSession(broker, feed.SessionConfig{Listener: feedtest.NewRecorder(), Global: global})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang
+	defer cancel()
+	if err := session.Open(ctx); err != nil {
+		panic(err)
+	}
+	defer session.Close(context.Background())
+
+	next := func() {
+		c, err := global.Next(ctx)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(c)
+	}
+	next() // the session is bound: the broker can drop it now
+	broker.Disconnect(errors.New("broker restarted"))
+	next()
+	broker.Reconnect()
+	next()
+	fmt.Println("unread:", len(global.Unread()))
+	// Output:
+	// connection up
+	// connection down: broker restarted
+	// connection up
+	// unread: 0
 }
