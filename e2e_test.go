@@ -159,9 +159,13 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 		}
 		return nil
 	}
-	global := newGlobalLog()
+	global := feedtest.NewGlobalRecorder()
 	var sdk *feedkit.SDK
-	global.onUp = func(s feed.ProducerStatus) string {
+	// What the customer sees when an up reaches it.
+	global.Hook = func(_ context.Context, c feedtest.GlobalCall) string {
+		if c.Kind != feedtest.CallProducerStatus || c.Status.Down {
+			return ""
+		}
 		st := sdk.Stats()
 		pending := 0
 		for rc, c := range st.Tasks {
@@ -189,17 +193,16 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	require.NoError(t, sdk.Open(ctx))
 	// The gate opens first: a test that failed with the replay held must not hang in Close.
 	t.Cleanup(func() { openGate(); _ = sdk.Close(context.Background()) })
-	require.Equal(t, "connection up", global.next(t))
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 
 	// Start: the first alive brings the first recovery, then the producer is up.
 	alive()
-	first := global.next(t)
-	require.Regexp(t, `^recovery initiated #\d+$`, first)
-	var id1 int64
-	fmt.Sscanf(first, "recovery initiated #%d", &id1)
+	first := global.RequireNext(t)
+	require.Equal(t, feedtest.CallRecoveryInitiated, first.Kind, first.String())
+	id1 := first.Recovery.RequestID
 	firstID.Store(id1)
 	awaitWrongSent()
-	require.Equal(t, "up FirstRecoveryCompleted: replay tasks pending 0", global.next(t))
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted): replay tasks pending 0", global.RequireNext(t).String())
 	deferredBefore := sdk.Stats().Global.Deferred
 
 	// Live traffic, then the last alive before the silence, which the SDK has taken in
@@ -211,7 +214,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	// Alives stop: the next check, a check interval later and so past the limit, finds the
 	// producer silent and takes it down.
 	clk.Advance(e2eCheckInterval)
-	require.Equal(t, "down AliveIntervalViolation", global.next(t))
+	require.Equal(t, "producer 1 down (AliveIntervalViolation)", global.RequireNext(t).String())
 	st, _ := sdk.Recovery().Producer(lo.ID)
 	require.Equal(t, recovery.Disconnected, st.State)
 	disconnectedAt := st.LastDisconnectedAt
@@ -219,18 +222,17 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 
 	// The connection drops; what is published meanwhile never reaches the session.
 	link.drop()
-	require.Equal(t, "connection down", global.next(t))
+	require.Equal(t, feedtest.CallConnectionDown, global.RequireNext(t).Kind)
 	publish(300)
 	require.NoError(t, link.flush(ctx))
 	link.restore()
-	require.Equal(t, "connection up", global.next(t))
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 
 	// Alives resume: a recovery from the disconnection.
 	alive()
-	second := global.next(t)
-	var id2 int64
-	_, err = fmt.Sscanf(second, "recovery initiated #%d", &id2)
-	require.NoError(t, err, second)
+	second := global.RequireNext(t)
+	require.Equal(t, feedtest.CallRecoveryInitiated, second.Kind, second.String())
+	id2 := second.Recovery.RequestID
 	require.Greater(t, id2, id1)
 	awaitWrongSent()
 	reqs := sim.RecoveryRequests()
@@ -245,9 +247,9 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.RecoveriesCompleted == 2 }))
 	assert.GreaterOrEqual(t, sdk.Stats().Recovery.SnapshotsIgnored, uint64(2), "both wrong snapshot_completes were ignored")
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Global.Held == 1 }))
-	global.none(t)
+	global.RequireNone(t)
 	openGate()
-	assert.Equal(t, "up ReturnedFromInactivity: replay tasks pending 0", global.next(t))
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity): replay tasks pending 0", global.RequireNext(t).String())
 	assert.Equal(t, deferredBefore+1, sdk.Stats().Global.Deferred, "the up was deferred")
 
 	// Nothing lost: every event message the live stream carried was received, live or
@@ -265,7 +267,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 		assert.True(t, sent[identity(m)], "received but not sent: %s", identity(m))
 	}
 	assert.Empty(t, rec.Unparsable())
-	global.none(t)
+	global.RequireNone(t)
 }
 
 // identity names a message by what the feed put in it.
@@ -286,52 +288,6 @@ func missing(sent map[string]bool, rec *feedtest.Recorder) []string {
 		}
 	}
 	return out
-}
-
-// globalLog is the customer's GlobalEventsListener: a line per call.
-type globalLog struct {
-	calls chan string
-	onUp  func(feed.ProducerStatus) string
-}
-
-func newGlobalLog() *globalLog { return &globalLog{calls: make(chan string, 64)} }
-
-func (g *globalLog) OnConnectionDown(context.Context, error) { g.calls <- "connection down" }
-func (g *globalLog) OnConnectionUp(context.Context)          { g.calls <- "connection up" }
-func (g *globalLog) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
-	if s.Down {
-		g.calls <- "down " + s.Reason.String()
-		return
-	}
-	line := "up " + s.Reason.String()
-	if g.onUp != nil {
-		line += ": " + g.onUp(s)
-	}
-	g.calls <- line
-}
-func (g *globalLog) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
-	g.calls <- fmt.Sprintf("recovery initiated #%d", r.RequestID)
-}
-func (g *globalLog) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
-
-func (g *globalLog) next(t *testing.T) string {
-	t.Helper()
-	select {
-	case c := <-g.calls:
-		return c
-	case <-time.After(30 * time.Second):
-		t.Fatal("no call to the GlobalEventsListener")
-		return ""
-	}
-}
-
-func (g *globalLog) none(t *testing.T) {
-	t.Helper()
-	select {
-	case c := <-g.calls:
-		t.Fatalf("unexpected call %q", c)
-	default:
-	}
 }
 
 // delivery is the SDK's delivery for a test run with threads workers: serial for 0.

@@ -1,6 +1,7 @@
 package feedkit_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ type lossRig struct {
 	threads int
 	lo      feed.Producer
 	ledger  *receipts
-	global  *globalLog
+	global  *feedtest.GlobalRecorder
 	sdk     *feedkit.SDK
 	// lastAlive is the feed's timestamp of the last alive sent.
 	lastAlive time.Time
@@ -83,7 +84,7 @@ func newLossRig(t *testing.T, link feedLink, lag time.Duration, store recovery.S
 // open starts an SDK on the rig's store and waits for its connection.
 func (r *lossRig) open() {
 	r.t.Helper()
-	r.global = newGlobalLog()
+	r.global = feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{
 		Transport:   r.link.transport,
 		Node:        feed.Node(3),
@@ -103,7 +104,7 @@ func (r *lossRig) open() {
 	require.NoError(r.t, sdk.Open(r.ctx))
 	r.sdk = sdk
 	r.t.Cleanup(func() { r.ledger.openGate(); _ = sdk.Close(context.Background()) })
-	require.Equal(r.t, "connection up", r.global.next(r.t))
+	require.Equal(r.t, "connection up", r.global.RequireNext(r.t).String())
 	r.listening = true
 }
 
@@ -143,8 +144,9 @@ func (r *lossRig) publish(n int) {
 func (r *lossRig) recover(up string) feedtest.RecoveryRequest {
 	r.t.Helper()
 	r.alive()
-	require.Regexp(r.t, `^recovery initiated #\d+$`, r.global.next(r.t))
-	require.Equal(r.t, "up "+up, r.global.next(r.t))
+	initiated := r.global.RequireNext(r.t)
+	require.Equal(r.t, feedtest.CallRecoveryInitiated, initiated.Kind, initiated.String())
+	require.Equal(r.t, fmt.Sprintf("producer %d up (%s)", r.lo.ID, up), r.global.RequireNext(r.t).String())
 	reqs := r.sim.RecoveryRequests()
 	return reqs[len(reqs)-1]
 }
@@ -166,9 +168,10 @@ func (r *lossRig) drop() {
 	r.t.Helper()
 	r.listening = false
 	r.link.drop()
-	got := []string{r.global.next(r.t), r.global.next(r.t)}
-	slices.Sort(got)
-	require.Equal(r.t, []string{"connection down", "down ConnectionDown"}, got)
+	got := []feedtest.GlobalCall{r.global.RequireNext(r.t), r.global.RequireNext(r.t)}
+	slices.SortFunc(got, func(a, b feedtest.GlobalCall) int { return cmp.Compare(a.Kind, b.Kind) })
+	require.Equal(r.t, feedtest.CallConnectionDown, got[0].Kind, got[0].String())
+	require.Equal(r.t, fmt.Sprintf("producer %d down (ConnectionDown)", r.lo.ID), got[1].String())
 }
 
 // start opens the SDK and gets the producer up through its first recovery, then sends
@@ -330,7 +333,7 @@ func testOutage(t *testing.T, link feedLink, lag time.Duration, threads int) {
 	r.drop()
 	r.publish(faultMessages)
 	r.link.restore()
-	require.Equal(t, "connection up", r.global.next(t))
+	require.Equal(t, "connection up", r.global.RequireNext(t).String())
 	r.listening = true
 	req := r.recover("ReturnedFromInactivity")
 	assert.Equal(t, point.UnixMilli(), req.After.UnixMilli(), "from the feed's timestamp of the last alive processed")
@@ -452,7 +455,7 @@ func TestAFailedMessageIsReplayedOnce(t *testing.T) {
 
 				r.drop()
 				r.link.restore()
-				require.Equal(t, "connection up", r.global.next(t))
+				require.Equal(t, "connection up", r.global.RequireNext(t).String())
 				r.listening = true
 				req := r.recover("ReturnedFromInactivity")
 				assert.Equal(t, at.UnixMilli(), req.After.UnixMilli(), "the recovery goes back to the failed message")

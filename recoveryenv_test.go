@@ -45,7 +45,7 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 			require.NoError(t, err)
 			api := httptest.NewServer(sim.RecoveryHandler())
 			t.Cleanup(api.Close)
-			global := newGlobalLog()
+			global := feedtest.NewGlobalRecorder()
 			sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global, Node: feed.Node(7),
 				Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
 				RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
@@ -54,17 +54,17 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 			ctx := t.Context()
 			require.NoError(t, sdk.Open(ctx))
 			t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
-			require.Equal(t, "connection up", global.next(t))
+			require.Equal(t, "connection up", global.RequireNext(t).String())
 			require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
 			if c.requests {
-				assert.Regexp(t, `^recovery initiated #\d+$`, global.next(t))
+				assert.Equal(t, feedtest.CallRecoveryInitiated, global.RequireNext(t).Kind)
 				assert.Len(t, sim.RecoveryRequests(), 1)
 				assert.Zero(t, sdk.Stats().Recovery.RecoveriesSkipped)
 				st, _ := sdk.Recovery().Producer(lo.ID)
 				assert.Equal(t, feed.Node(7), st.RecoveryNodeID, "New wires Config.Node into the manager")
 				return
 			}
-			assert.Equal(t, "up FirstRecoveryCompleted", global.next(t))
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", global.RequireNext(t).String())
 			assert.Empty(t, sim.RecoveryRequests())
 			assert.Equal(t, uint64(1), sdk.Stats().Recovery.RecoveriesSkipped)
 		})

@@ -66,7 +66,7 @@ func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}})
 	require.NoError(t, err)
-	global := newGlobalLog()
+	global := feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global,
 		Sessions: []feedkit.SessionConfig{{Interest: feed.LiveMessagesOnly, Listener: feedtest.NewRecorder()},
 			{Interest: feed.PrematchMessagesOnly, Listener: feedtest.NewRecorder()}},
@@ -75,10 +75,10 @@ func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, sdk.Open(ctx))
 	assert.ErrorContains(t, sdk.Open(ctx), "already open")
-	assert.Equal(t, "connection up", global.next(t))
-	assert.Equal(t, "connection up", global.next(t))
+	assert.Equal(t, "connection up", global.RequireNext(t).String())
+	assert.Equal(t, "connection up", global.RequireNext(t).String())
 	require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
-	assert.Equal(t, "up FirstRecoveryCompleted", global.next(t))
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", global.RequireNext(t).String())
 	assert.Empty(t, sim.RecoveryRequests())
 	require.NoError(t, feedkit.WaitFor(ctx, func() bool { return sdk.Stats().Recovery.DuplicateAlives == 1 }),
 		"each session delivers the alive; the second copy is dropped")

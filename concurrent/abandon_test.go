@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
 // stuckBetStops blocks every OnBetStop until its context is cancelled.
@@ -31,7 +32,7 @@ func (l *stuckBetStops) OnBetStop(ctx context.Context, _ *feed.BetStop) error {
 // messages of a recovery, the up held back for it is dropped, not forwarded: the customer
 // has not seen the whole recovery. An up that arrives after the abandonment is dropped too.
 func TestAbandonedRecoveryDropsItsUp(t *testing.T) {
-	rec := glNewRecorder()
+	rec := feedtest.NewGlobalRecorder()
 	tr := NewTaskLifecycleTracker()
 	g := glNew(t, rec, tr, GlobalConfig{})
 	l := &stuckBetStops{started: make(chan struct{}, 1)}
@@ -72,7 +73,7 @@ func TestRecoveryWithoutRequestIDHoldsNothing(t *testing.T) {
 	glAllocate(tr, RecoveryContext{Producer: 1}, 3) // live traffic in progress
 	g.OnRecoveryInitiated(ctx, glRecovery(1, 0))
 	g.OnProducerStatusChange(ctx, glUp(1))
-	rec.wait(t, 2)
+	rec.RequireCalls(t, 2)
 	require.Zero(t, g.Stats().Held)
 }
 

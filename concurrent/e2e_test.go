@@ -39,8 +39,8 @@ func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 		<-second
 		return nil
 	}
-	rig := e2eStart(t, broker, rec, feed.SessionConfig{})
-	assert.Equal(t, "up", rig.customer.next(t), "the connection news passes through the GlobalEventsListener")
+	rig := e2eStart(t, broker, rec, feedtest.NewGlobalRecorder(), feed.SessionConfig{})
+	assert.Equal(t, "connection up", rig.customer.RequireNext(t).String(), "the connection news passes through the GlobalEventsListener")
 
 	require.NoError(t, sim.Publish(ctx, n))
 	require.NoError(t, rec.Wait(ctx, n))
@@ -143,7 +143,7 @@ func TestE2EStalledMatchDelaysNoOtherMatch(t *testing.T) {
 		}
 		return nil
 	}
-	rig := e2eStart(t, broker, rec, feed.SessionConfig{})
+	rig := e2eStart(t, broker, rec, feedtest.NewGlobalRecorder(), feed.SessionConfig{})
 	// Registered after the session's cleanup, so it runs first: a failing test does not leave
 	// the session's Close waiting on the stalled call.
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
@@ -222,23 +222,29 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 		}
 		return nil
 	}
-	snapshots := &e2eSnapshots{done: make(chan int64, 1)}
+	snapshots := feedtest.NewSnapshotWaiter()
 	node := feed.Node(3)
-	rig := e2eStart(t, broker, rec, feed.SessionConfig{System: snapshots, Node: node})
-	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
-	// What the customer sees when the up reaches it.
-	rig.customer.onUp = func(s feed.ProducerStatus) string {
+	// What the customer sees when the up reaches it. The test sends the up once rig is
+	// set.
+	customer := feedtest.NewGlobalRecorder()
+	var rig *e2eRig
+	customer.Hook = func(_ context.Context, c feedtest.GlobalCall) string {
+		if c.Kind != feedtest.CallProducerStatus || !c.Status.Reason.IsUp() {
+			return ""
+		}
 		return fmt.Sprintf("pending %d, received %d", rig.tracker.Pending(recovery), rec.Len())
 	}
-	require.Equal(t, "up", rig.customer.next(t))
+	rig = e2eStart(t, broker, rec, customer, feed.SessionConfig{System: snapshots, Node: node})
+	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
+	require.Equal(t, "connection up", rig.customer.RequireNext(t).String())
 
 	require.NoError(t, sim.Publish(ctx, 500))
 	require.NoError(t, rec.Wait(ctx, 500))
 	broker.Disconnect(nil)
-	require.Equal(t, "down", rig.customer.next(t))
+	require.Equal(t, feedtest.CallConnectionDown, rig.customer.RequireNext(t).Kind)
 	require.NoError(t, sim.Publish(ctx, 300)) // lost: the session's queue is gone
 	broker.Reconnect()
-	require.Equal(t, "up", rig.customer.next(t))
+	require.Equal(t, "connection up", rig.customer.RequireNext(t).String())
 	require.Equal(t, uint64(300), broker.Stats().LostWhileDown)
 
 	// The recovery manager's part, played by the test: announce the recovery, then ask the
@@ -251,17 +257,16 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 		}
 	}
 	rig.global.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: lo.ID, RequestID: requestID, After: last})
-	require.Equal(t, "recovery 77 initiated", rig.customer.next(t))
+	initiated := rig.customer.RequireNext(t)
+	require.Equal(t, feedtest.CallRecoveryInitiated, initiated.Kind, initiated.String())
+	require.Equal(t, int64(requestID), initiated.Recovery.RequestID)
 	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{
 		BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken, Node: node})
 	require.NoError(t, err)
 	require.NoError(t, client.InitiateRecovery(ctx, lo, last, requestID))
-	select {
-	case id := <-snapshots.done:
-		require.Equal(t, int64(requestID), id)
-	case <-ctx.Done():
-		t.Fatal("no snapshot_complete")
-	}
+	id, err := snapshots.Next(ctx)
+	require.NoError(t, err, "no snapshot_complete")
+	require.Equal(t, int64(requestID), id)
 
 	// snapshot_complete follows the replay on the session's queue, so every replayed message
 	// has been dispatched, and tracked under the recovery's context; none has completed.
@@ -285,15 +290,11 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 	gs := rig.global.Stats()
 	assert.Equal(t, 1, gs.Held, "the up is held back")
 	assert.Equal(t, uint64(1), gs.Deferred)
-	select {
-	case call := <-rig.customer.calls:
-		t.Fatalf("the customer heard %q while the replay was pending", call)
-	default:
-	}
+	rig.customer.RequireNone(t) // the customer hears nothing while the replay is pending
 
 	gateOnce.Do(func() { close(gate) })
 	assert.Equal(t, fmt.Sprintf("producer 1 up (FirstRecoveryCompleted): pending 0, received %d", 500+replayed),
-		rig.customer.next(t), "the up arrives once the replay is done, and not before")
+		rig.customer.RequireNext(t).String(), "the up arrives once the replay is done, and not before")
 	c = rig.tracker.Counts(recovery)
 	assert.Equal(t, uint64(replayed), c.Allocated)
 	assert.Equal(t, uint64(replayed), c.Started)
@@ -351,23 +352,23 @@ func e2eBroker(t *testing.T) *feedtest.Broker {
 
 // e2eRig is a session on the broker whose dispatcher is a concurrent OddsFeedListener
 // around the customer's listener, and whose GlobalEventsListener is a concurrent one
-// around e2eGlobal, both sharing one tracker.
+// around a feedtest.GlobalRecorder, both sharing one tracker.
 type e2eRig struct {
 	tracker  *concurrent.TaskLifecycleTracker
 	odds     *concurrent.OddsFeedListener
 	global   *concurrent.GlobalEventsListener
-	customer *e2eGlobal
+	customer *feedtest.GlobalRecorder
 	session  *feed.Session
 	errs     *errorLog
 }
 
 // e2eStart opens a session with cfg, its Dispatcher and Global set to concurrent listeners
-// (8 workers) around l and a new e2eGlobal.
-func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, cfg feed.SessionConfig) *e2eRig {
+// (8 workers) around l and customer.
+func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, customer *feedtest.GlobalRecorder, cfg feed.SessionConfig) *e2eRig {
 	t.Helper()
 	r := &e2eRig{
 		tracker:  concurrent.NewTaskLifecycleTracker(),
-		customer: &e2eGlobal{calls: make(chan string, 64)},
+		customer: customer,
 		errs:     &errorLog{},
 	}
 	var err error
@@ -392,66 +393,6 @@ func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, cfg feed
 		assert.NoError(t, r.session.Close(ctx))
 	})
 	return r
-}
-
-// e2eGlobal is the customer's GlobalEventsListener: it reports each call on calls.
-type e2eGlobal struct {
-	calls chan string
-	// onUp, when set before the first status is sent, adds what it returns to the report of
-	// an up status, computed when the customer receives it.
-	onUp func(feed.ProducerStatus) string
-}
-
-var _ feed.GlobalEventsListener = (*e2eGlobal)(nil)
-
-func (g *e2eGlobal) OnConnectionDown(context.Context, error) { g.calls <- "down" }
-func (g *e2eGlobal) OnConnectionUp(context.Context)          { g.calls <- "up" }
-
-func (g *e2eGlobal) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
-	state := "down"
-	if s.Reason.IsUp() {
-		state = "up"
-	}
-	call := fmt.Sprintf("producer %d %s (%s)", s.Producer, state, s.Reason)
-	if g.onUp != nil && s.Reason.IsUp() {
-		call += ": " + g.onUp(s)
-	}
-	g.calls <- call
-}
-
-func (g *e2eGlobal) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
-	g.calls <- fmt.Sprintf("recovery %d initiated", r.RequestID)
-}
-
-func (g *e2eGlobal) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
-	g.calls <- fmt.Sprintf("event recovery %d of %s completed", r.RequestID, r.Event)
-}
-
-// next returns the customer's next call, failing the test if none comes in time.
-func (g *e2eGlobal) next(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), e2eTimeout)
-	defer cancel()
-	select {
-	case call := <-g.calls:
-		return call
-	case <-ctx.Done():
-		t.Fatal("the customer's GlobalEventsListener was not called")
-		return ""
-	}
-}
-
-// e2eSnapshots is a SystemHandler that reports the request id of the first
-// snapshot_complete.
-type e2eSnapshots struct {
-	done chan int64
-	once sync.Once
-}
-
-func (s *e2eSnapshots) HandleSystem(ev feed.Event) {
-	if ev.Key.Type == feed.MessageSnapshotComplete {
-		s.once.Do(func() { s.done <- ev.RequestID })
-	}
 }
 
 // e2eReceivedByMatch returns the messages the recorder received, per match in arrival

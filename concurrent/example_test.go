@@ -100,15 +100,23 @@ func ExampleNewOddsFeedListener() {
 // the recovery is pending when the up arrives.
 func ExampleGlobalEventsListener() {
 	tracker := concurrent.NewTaskLifecycleTracker()
-	customer := &e2eGlobal{calls: make(chan string, 8)} // reports each call it receives
+	customer := feedtest.NewGlobalRecorder() // records each call it receives
 	global, err := concurrent.NewGlobalEventsListener(customer, tracker, concurrent.GlobalConfig{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang
+	defer cancel()
+	heard := func() feedtest.GlobalCall {
+		c, err := customer.Next(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return c
+	}
 
 	global.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 42})
-	fmt.Println("customer:", <-customer.calls)
+	fmt.Println("customer:", heard())
 
 	// A replayed message of request 42 is queued, and a worker starts on it: what an
 	// OddsFeedListener sharing the tracker does for each message.
@@ -120,13 +128,13 @@ func ExampleGlobalEventsListener() {
 	fmt.Println("held back:", global.Stats().Held, "pending:", tracker.Pending(rc))
 
 	ticket.Complete() // the customer's listener is done with the message
-	fmt.Println("customer:", <-customer.calls)
+	fmt.Println("customer:", heard())
 
 	if err := global.Close(ctx); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
-	// customer: recovery 42 initiated
+	// customer: recovery #42 of producer 1 initiated
 	// held back: 1 pending: 1
 	// customer: producer 1 up (FirstRecoveryCompleted)
 }

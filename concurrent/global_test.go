@@ -3,15 +3,14 @@ package concurrent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,131 +18,38 @@ import (
 // against a hang, generous enough that a slow, busy machine never reaches it.
 const glTimeout = time.Minute
 
-// glCall is one call the customer's listener received.
-type glCall struct {
-	Seq  int64  // from the test's shared sequence, taken when the call was recorded
-	Desc string // e.g. "status 1 FirstRecoveryCompleted"
-}
-
-// glRecorder is a customer feed.GlobalEventsListener that records every call.
-type glRecorder struct {
-	feed.BaseGlobalEventsListener
-
-	seq *atomic.Int64 // shared with the test, to order calls against task completions
-
-	// before, when set, runs at the start of every call, before it is recorded: to panic
-	// or to block.
-	before func(ctx context.Context, desc string)
-
-	mu     sync.Mutex
-	calls  []glCall
-	notify chan struct{} // one token: a call was recorded since the last wait
-}
-
-func glNewRecorder() *glRecorder {
-	return &glRecorder{seq: new(atomic.Int64), notify: make(chan struct{}, 1)}
-}
-
-func (r *glRecorder) record(ctx context.Context, desc string) {
-	if r.before != nil {
-		r.before(ctx, desc)
+// glDescs describes calls in the recorder's words (feedtest.GlobalCall.String).
+func glDescs(calls []feedtest.GlobalCall) []string {
+	var d []string
+	for _, c := range calls {
+		d = append(d, c.String())
 	}
-	r.mu.Lock()
-	r.calls = append(r.calls, glCall{Seq: r.seq.Add(1), Desc: desc})
-	r.mu.Unlock()
-	select {
-	case r.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (r *glRecorder) OnConnectionDown(ctx context.Context, err error) {
-	r.record(ctx, "connection down: "+err.Error())
-}
-
-func (r *glRecorder) OnConnectionUp(ctx context.Context) { r.record(ctx, "connection up") }
-
-func (r *glRecorder) OnProducerStatusChange(ctx context.Context, s feed.ProducerStatus) {
-	r.record(ctx, glStatusDesc(s))
-}
-
-func (r *glRecorder) OnRecoveryInitiated(ctx context.Context, ri feed.RecoveryInitiated) {
-	r.record(ctx, glRecoveryDesc(ri))
-}
-
-func (r *glRecorder) OnEventRecoveryCompleted(ctx context.Context, e feed.EventRecoveryCompleted) {
-	r.record(ctx, fmt.Sprintf("event recovery completed %d %v %d", e.Producer, e.Event, e.RequestID))
+	return d
 }
 
 func glStatusDesc(s feed.ProducerStatus) string {
-	return fmt.Sprintf("status %d %v", s.Producer, s.Reason)
+	return feedtest.GlobalCall{Kind: feedtest.CallProducerStatus, Status: s}.String()
 }
 
 func glRecoveryDesc(ri feed.RecoveryInitiated) string {
-	if ri.Event.IsZero() {
-		return fmt.Sprintf("recovery initiated %d %d", ri.Producer, ri.RequestID)
-	}
-	return fmt.Sprintf("recovery initiated %d %d %v", ri.Producer, ri.RequestID, ri.Event)
+	return feedtest.GlobalCall{Kind: feedtest.CallRecoveryInitiated, Recovery: ri}.String()
 }
 
-// snapshot returns the calls recorded so far.
-func (r *glRecorder) snapshot() []glCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.calls)
-}
-
-// descs returns the descriptions of the calls recorded so far.
-func (r *glRecorder) descs() []string {
-	var d []string
-	for _, c := range r.snapshot() {
-		d = append(d, c.Desc)
-	}
-	return d
-}
-
-// wait returns the calls recorded once there are at least n, failing the test after
-// glTimeout.
-func (r *glRecorder) wait(t *testing.T, n int) []glCall {
+// glFind returns the recorded call described by desc.
+func glFind(t *testing.T, rec *feedtest.GlobalRecorder, desc string) feedtest.GlobalCall {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), glTimeout)
-	defer cancel()
-	for {
-		if calls := r.snapshot(); len(calls) >= n {
-			return calls
-		}
-		select {
-		case <-r.notify:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %d calls; got %q", n, r.descs())
-		}
-	}
-}
-
-// waitDescs waits for n calls and returns their descriptions.
-func (r *glRecorder) waitDescs(t *testing.T, n int) []string {
-	t.Helper()
-	var d []string
-	for _, c := range r.wait(t, n) {
-		d = append(d, c.Desc)
-	}
-	return d
-}
-
-// find returns the recorded call described by desc.
-func (r *glRecorder) find(t *testing.T, desc string) glCall {
-	t.Helper()
-	for _, c := range r.snapshot() {
-		if c.Desc == desc {
+	calls := rec.Calls()
+	for _, c := range calls {
+		if c.String() == desc {
 			return c
 		}
 	}
-	t.Fatalf("no call %q among %q", desc, r.descs())
-	return glCall{}
+	t.Fatalf("no call %q among %q", desc, glDescs(calls))
+	return feedtest.GlobalCall{}
 }
 
 // glNew returns a listener forwarding to rec over tr, closed at the end of the test.
-func glNew(t *testing.T, rec *glRecorder, tr *TaskLifecycleTracker, cfg GlobalConfig) *GlobalEventsListener {
+func glNew(t *testing.T, rec *feedtest.GlobalRecorder, tr *TaskLifecycleTracker, cfg GlobalConfig) *GlobalEventsListener {
 	t.Helper()
 	g, err := NewGlobalEventsListener(rec, tr, cfg)
 	require.NoError(t, err)
@@ -156,9 +62,9 @@ func glNew(t *testing.T, rec *glRecorder, tr *TaskLifecycleTracker, cfg GlobalCo
 }
 
 // glSetup returns a recorder, a tracker and a listener over them.
-func glSetup(t *testing.T) (*glRecorder, *TaskLifecycleTracker, *GlobalEventsListener) {
+func glSetup(t *testing.T) (*feedtest.GlobalRecorder, *TaskLifecycleTracker, *GlobalEventsListener) {
 	t.Helper()
-	rec := glNewRecorder()
+	rec := feedtest.NewGlobalRecorder()
 	tr := NewTaskLifecycleTracker()
 	return rec, tr, glNew(t, rec, tr, GlobalConfig{})
 }
@@ -200,7 +106,7 @@ func glCompleteAll(ks []Ticket, goroutines int) {
 
 // glSentinel posts a pass-through call and waits until the customer has it: every call
 // decided before it has been delivered by then.
-func glSentinel(t *testing.T, g *GlobalEventsListener, rec *glRecorder) []string {
+func glSentinel(t *testing.T, g *GlobalEventsListener, rec *feedtest.GlobalRecorder) []string {
 	t.Helper()
 	ups := func(calls []string) int {
 		n := 0
@@ -211,11 +117,11 @@ func glSentinel(t *testing.T, g *GlobalEventsListener, rec *glRecorder) []string
 		}
 		return n
 	}
-	before := ups(rec.descs())
+	before := ups(glDescs(rec.Calls()))
 	g.OnConnectionUp(context.Background())
-	calls := rec.descs()
+	calls := glDescs(rec.Calls())
 	for ups(calls) == before {
-		calls = rec.waitDescs(t, len(calls)+1)
+		calls = glDescs(rec.RequireCalls(t, len(calls)+1))
 	}
 	return calls
 }
@@ -226,7 +132,7 @@ func TestGlobalNewRefusesNil(t *testing.T) {
 	require.Nil(t, g)
 	require.Contains(t, err.Error(), "listener")
 
-	g, err = NewGlobalEventsListener(glNewRecorder(), nil, GlobalConfig{})
+	g, err = NewGlobalEventsListener(feedtest.NewGlobalRecorder(), nil, GlobalConfig{})
 	require.Error(t, err)
 	require.Nil(t, g)
 	require.Contains(t, err.Error(), "tracker")
@@ -246,13 +152,13 @@ func TestGlobalPassThroughInOrder(t *testing.T) {
 	want := []string{
 		"connection down: broker gone",
 		"connection up",
-		"recovery initiated 1 7",
-		"status 1 AliveIntervalViolation",
-		"status 2 ProcessingQueueDelayViolation",
-		"event recovery completed 3 sr:match:1 9",
-		"status 4 FirstRecoveryCompleted",
+		"recovery #7 of producer 1 initiated",
+		"producer 1 down (AliveIntervalViolation)",
+		"producer 2 up, delayed (ProcessingQueueDelayViolation)",
+		"event recovery #9 of producer 3 completed for sr:match:1",
+		"producer 4 up (FirstRecoveryCompleted)",
 	}
-	require.Equal(t, want, rec.waitDescs(t, len(want)))
+	require.Equal(t, want, glDescs(rec.RequireCalls(t, len(want))))
 	st := g.Stats()
 	require.Equal(t, GlobalStats{Forwarded: uint64(len(want))}, st)
 }
@@ -275,18 +181,18 @@ func TestGlobalDefersUpUntilLastTask(t *testing.T) {
 	require.Zero(t, st.Released)
 
 	// Not yet: a call decided after the up reaches the customer, the up does not.
-	require.Equal(t, []string{"recovery initiated 1 7", "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection up"}, glSentinel(t, g, rec))
 	require.Equal(t, 1, g.Stats().Held)
 
 	// The last task: the up follows it.
-	beforeLast := rec.seq.Add(1)
+	beforeLast := rec.Stamp()
 	ks[99].Complete()
 	st = g.Stats()
 	require.Zero(t, st.Held, "released by the last Complete, before it returned")
 	require.Equal(t, uint64(1), st.Released)
-	calls := rec.wait(t, 3)
+	calls := rec.RequireCalls(t, 3)
 	require.Len(t, calls, 3)
-	require.Equal(t, glStatusDesc(up), calls[2].Desc)
+	require.Equal(t, glStatusDesc(up), calls[2].String())
 	require.Greater(t, calls[2].Seq, beforeLast, "the up reached the customer after the last task completed")
 
 	st = g.Stats()
@@ -314,15 +220,15 @@ func TestGlobalUpReasonsDeferredOthersNot(t *testing.T) {
 
 			if !reason.IsUp() {
 				require.Zero(t, g.Stats().Held)
-				require.Equal(t, []string{"recovery initiated 2 20", glStatusDesc(s)}, rec.waitDescs(t, 2))
+				require.Equal(t, []string{"recovery #20 of producer 2 initiated", glStatusDesc(s)}, glDescs(rec.RequireCalls(t, 2)))
 				k.Complete()
 				require.Zero(t, g.Stats().Deferred)
 				return
 			}
 			require.Equal(t, 1, g.Stats().Held)
-			require.Equal(t, []string{"recovery initiated 2 20", "connection up"}, glSentinel(t, g, rec))
+			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up"}, glSentinel(t, g, rec))
 			k.Complete()
-			require.Equal(t, []string{"recovery initiated 2 20", "connection up", glStatusDesc(s)}, rec.waitDescs(t, 3))
+			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up", glStatusDesc(s)}, glDescs(rec.RequireCalls(t, 3)))
 			require.Equal(t, uint64(1), g.Stats().Released)
 		})
 	}
@@ -337,7 +243,7 @@ func TestGlobalUpForwardedAtOnce(t *testing.T) {
 		tr.Allocate(RecoveryContext{Producer: 1, RequestID: 7})
 		g.OnRecoveryInitiated(context.Background(), glRecovery(2, 7)) // another producer
 		g.OnProducerStatusChange(context.Background(), glUp(1))
-		require.Equal(t, []string{"recovery initiated 2 7", "status 1 FirstRecoveryCompleted"}, rec.waitDescs(t, 2))
+		require.Equal(t, []string{"recovery #7 of producer 2 initiated", "producer 1 up (FirstRecoveryCompleted)"}, glDescs(rec.RequireCalls(t, 2)))
 		st := g.Stats()
 		require.Zero(t, st.Held)
 		require.Zero(t, st.Deferred)
@@ -350,10 +256,10 @@ func TestGlobalUpForwardedAtOnce(t *testing.T) {
 		tr.Allocate(RecoveryContext{Producer: 1}) // a live task pending does not count
 		g.OnProducerStatusChange(context.Background(), feed.ProducerStatus{Producer: 1, Reason: feed.ReturnedFromInactivity})
 		require.Equal(t, []string{
-			"recovery initiated 1 7",
-			"status 1 FirstRecoveryCompleted",
-			"status 1 ReturnedFromInactivity",
-		}, rec.waitDescs(t, 3))
+			"recovery #7 of producer 1 initiated",
+			"producer 1 up (FirstRecoveryCompleted)",
+			"producer 1 up (ReturnedFromInactivity)",
+		}, glDescs(rec.RequireCalls(t, 3)))
 		st := g.Stats()
 		require.Zero(t, st.Held)
 		require.Zero(t, st.Deferred)
@@ -373,10 +279,10 @@ func TestGlobalDownCancelsHeldUp(t *testing.T) {
 	st := g.Stats()
 	require.Zero(t, st.Held)
 	require.Equal(t, uint64(1), st.Cancelled)
-	require.Equal(t, []string{"recovery initiated 1 7", glStatusDesc(down)}, rec.waitDescs(t, 2))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", glStatusDesc(down)}, glDescs(rec.RequireCalls(t, 2)))
 
 	glCompleteAll(ks, 2)
-	require.Equal(t, []string{"recovery initiated 1 7", glStatusDesc(down), "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", glStatusDesc(down), "connection up"}, glSentinel(t, g, rec))
 	st = g.Stats()
 	require.Zero(t, st.Released)
 	require.Equal(t, uint64(1), st.Cancelled)
@@ -389,8 +295,8 @@ func TestGlobalDownCancelsHeldUp(t *testing.T) {
 	g.OnProducerStatusChange(ctx, glDown(2))
 	require.Equal(t, 1, g.Stats().Held)
 	k.Complete()
-	calls := rec.waitDescs(t, 6)
-	require.Equal(t, []string{"recovery initiated 1 8", "status 2 AliveIntervalViolation", "status 1 FirstRecoveryCompleted"}, calls[3:])
+	calls := glDescs(rec.RequireCalls(t, 6))
+	require.Equal(t, []string{"recovery #8 of producer 1 initiated", "producer 2 down (AliveIntervalViolation)", "producer 1 up (FirstRecoveryCompleted)"}, calls[3:])
 	require.Equal(t, uint64(1), g.Stats().Cancelled)
 }
 
@@ -419,8 +325,8 @@ func TestGlobalNewerRecoverySupersedes(t *testing.T) {
 	require.Equal(t, 1, g.Stats().Held)
 	newer.Complete()
 	require.Zero(t, g.Stats().Held)
-	want := []string{"recovery initiated 1 7", "recovery initiated 1 7", "recovery initiated 1 8", glStatusDesc(up2)}
-	require.Equal(t, want, rec.waitDescs(t, 4))
+	want := []string{"recovery #7 of producer 1 initiated", "recovery #7 of producer 1 initiated", "recovery #8 of producer 1 initiated", glStatusDesc(up2)}
+	require.Equal(t, want, glDescs(rec.RequireCalls(t, 4)))
 	require.Equal(t, 3, tr.Pending(RecoveryContext{Producer: 1, RequestID: 7}), "released with the old tasks still pending")
 
 	// The old tasks completing later release nothing.
@@ -432,8 +338,8 @@ func TestGlobalNewerRecoverySupersedes(t *testing.T) {
 	g.OnRecoveryInitiated(ctx, glRecovery(1, 9))
 	g.OnProducerStatusChange(ctx, glUp(1))
 	require.Zero(t, g.Stats().Held)
-	calls := rec.waitDescs(t, 7)
-	require.Equal(t, []string{"recovery initiated 1 9", "status 1 FirstRecoveryCompleted"}, calls[5:])
+	calls := glDescs(rec.RequireCalls(t, 7))
+	require.Equal(t, []string{"recovery #9 of producer 1 initiated", "producer 1 up (FirstRecoveryCompleted)"}, calls[5:])
 	glCompleteAll(more, 1)
 
 	st = g.Stats()
@@ -465,16 +371,16 @@ func TestGlobalEventRecoveryDoesNotSupersede(t *testing.T) {
 
 	k.Complete()
 	require.Equal(t, []string{
-		"recovery initiated 1 7",
+		"recovery #7 of producer 1 initiated",
 		glRecoveryDesc(perEvent),
-		"status 1 FirstRecoveryCompleted",
+		"producer 1 up (FirstRecoveryCompleted)",
 		glStatusDesc(up2),
-	}, rec.waitDescs(t, 4))
+	}, glDescs(rec.RequireCalls(t, 4)))
 
 	// And a later up, with the per-event request's task still pending, is not held.
 	g.OnProducerStatusChange(ctx, glUp(1))
 	require.Zero(t, g.Stats().Held)
-	require.Equal(t, "status 1 FirstRecoveryCompleted", rec.waitDescs(t, 5)[4])
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", glDescs(rec.RequireCalls(t, 5))[4])
 }
 
 func TestGlobalUpsHeldTogetherReleasedInOrder(t *testing.T) {
@@ -493,14 +399,14 @@ func TestGlobalUpsHeldTogetherReleasedInOrder(t *testing.T) {
 	st := g.Stats()
 	require.Equal(t, 3, st.Held)
 	require.Equal(t, uint64(3), st.Deferred)
-	require.Equal(t, []string{"recovery initiated 3 30", "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #30 of producer 3 initiated", "connection up"}, glSentinel(t, g, rec))
 
 	glCompleteAll(ks, 3)
-	want := []string{"recovery initiated 3 30", "connection up"}
+	want := []string{"recovery #30 of producer 3 initiated", "connection up"}
 	for _, s := range ups {
 		want = append(want, glStatusDesc(s))
 	}
-	require.Equal(t, want, rec.waitDescs(t, len(want)))
+	require.Equal(t, want, glDescs(rec.RequireCalls(t, len(want))))
 	st = g.Stats()
 	require.Zero(t, st.Held)
 	require.Equal(t, uint64(3), st.Released)
@@ -511,7 +417,7 @@ func TestGlobalEventRecoveryCompletedHeld(t *testing.T) {
 	ctx := context.Background()
 	match := feed.URN{Prefix: "sr", Type: "match", ID: 5}
 	erc := feed.EventRecoveryCompleted{Producer: 1, Event: match, RequestID: 55}
-	ercDesc := "event recovery completed 1 sr:match:5 55"
+	ercDesc := "event recovery #55 of producer 1 completed for sr:match:5"
 	ks := glAllocate(tr, RecoveryContext{Producer: 1, RequestID: 55}, 4)
 	glCompleteAll(ks[:3], 3)
 
@@ -528,10 +434,10 @@ func TestGlobalEventRecoveryCompletedHeld(t *testing.T) {
 	require.Zero(t, st.Cancelled)
 	require.Equal(t, []string{glStatusDesc(down), "connection up"}, glSentinel(t, g, rec))
 
-	beforeLast := rec.seq.Add(1)
+	beforeLast := rec.Stamp()
 	ks[3].Complete()
-	calls := rec.wait(t, 3)
-	require.Equal(t, ercDesc, calls[2].Desc)
+	calls := rec.RequireCalls(t, 3)
+	require.Equal(t, ercDesc, calls[2].String())
 	require.Greater(t, calls[2].Seq, beforeLast)
 	st = g.Stats()
 	require.Zero(t, st.Held)
@@ -542,7 +448,7 @@ func TestGlobalEventRecoveryCompletedHeld(t *testing.T) {
 	tr.Allocate(RecoveryContext{Producer: 2, RequestID: 57}) // another request's task
 	g.OnEventRecoveryCompleted(ctx, other)
 	require.Zero(t, g.Stats().Held)
-	require.Equal(t, "event recovery completed 2 sr:match:5 56", rec.waitDescs(t, 4)[3])
+	require.Equal(t, "event recovery #56 of producer 2 completed for sr:match:5", glDescs(rec.RequireCalls(t, 4))[3])
 	require.Equal(t, uint64(1), g.Stats().Deferred)
 }
 
@@ -558,12 +464,12 @@ func TestGlobalManyProducersIndependent(t *testing.T) {
 		g.OnProducerStatusChange(ctx, glUp(p))
 	}
 	require.Equal(t, producers, g.Stats().Held)
-	rec.wait(t, producers)
+	rec.RequireCalls(t, producers)
 
 	// Producer 3 alone finishes: its up goes, the others stay held.
 	glCompleteAll(tickets[3], 4)
 	require.Equal(t, producers-1, g.Stats().Held)
-	require.Equal(t, "status 3 FirstRecoveryCompleted", rec.waitDescs(t, producers+1)[producers])
+	require.Equal(t, "producer 3 up (FirstRecoveryCompleted)", glDescs(rec.RequireCalls(t, producers+1))[producers])
 
 	// The others finish in a random interleaving over several goroutines. Each completion
 	// is stamped just before Complete; a producer's up must come after its last stamp.
@@ -586,7 +492,7 @@ func TestGlobalManyProducersIndependent(t *testing.T) {
 	for w := range goroutines {
 		wg.Go(func() {
 			for i := w; i < len(rest); i += goroutines {
-				s := rec.seq.Add(1)
+				s := rec.Stamp()
 				for {
 					old := lastStamp[rest[i].p].Load()
 					if s <= old || lastStamp[rest[i].p].CompareAndSwap(old, s) {
@@ -599,13 +505,13 @@ func TestGlobalManyProducersIndependent(t *testing.T) {
 	}
 	wg.Wait()
 
-	calls := rec.wait(t, 2*producers)
+	calls := rec.RequireCalls(t, 2*producers)
 	require.Len(t, calls, 2*producers)
 	for p := 1; p <= producers; p++ {
 		if p == 3 {
 			continue
 		}
-		up := rec.find(t, glStatusDesc(glUp(p)))
+		up := glFind(t, rec, glStatusDesc(glUp(p)))
 		require.Greater(t, up.Seq, lastStamp[p].Load(), "producer %d: up before its last task", p)
 	}
 	st := g.Stats()
@@ -615,12 +521,13 @@ func TestGlobalManyProducersIndependent(t *testing.T) {
 }
 
 func TestGlobalPanickingListenerReported(t *testing.T) {
-	rec := glNewRecorder()
+	rec := feedtest.NewGlobalRecorder()
 	var panicked atomic.Bool
-	rec.before = func(_ context.Context, desc string) {
-		if desc == "connection up" && panicked.CompareAndSwap(false, true) {
+	rec.Hook = func(_ context.Context, c feedtest.GlobalCall) string {
+		if c.Kind == feedtest.CallConnectionUp && panicked.CompareAndSwap(false, true) {
 			panic("customer bug")
 		}
+		return ""
 	}
 	errs := make(chan error, 4)
 	g := glNew(t, rec, NewTaskLifecycleTracker(), GlobalConfig{OnError: func(err error) { errs <- err }})
@@ -638,7 +545,7 @@ func TestGlobalPanickingListenerReported(t *testing.T) {
 	require.Equal(t, "GlobalEventsListener.OnConnectionUp", le.Method)
 	require.ErrorIs(t, err, feed.ErrListenerPanic)
 
-	require.Equal(t, []string{"connection down: x", "connection up"}, rec.waitDescs(t, 2))
+	require.Equal(t, []string{"connection down: x", "connection up"}, glDescs(rec.RequireCalls(t, 2)))
 	select {
 	case err := <-errs:
 		t.Fatalf("a second error reported: %v", err)
@@ -658,15 +565,16 @@ func glRecvErr(t *testing.T, errs <-chan error) error {
 }
 
 func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
-	rec := glNewRecorder()
+	rec := feedtest.NewGlobalRecorder()
 	release := make(chan struct{})
 	entered := make(chan struct{})
 	var first atomic.Bool
-	rec.before = func(context.Context, string) {
+	rec.Hook = func(context.Context, feedtest.GlobalCall) string {
 		if first.CompareAndSwap(false, true) {
 			close(entered)
 			<-release
 		}
+		return ""
 	}
 	tr := NewTaskLifecycleTracker()
 	g, err := NewGlobalEventsListener(rec, tr, GlobalConfig{})
@@ -697,7 +605,7 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 		t.Fatal("Close did not return")
 	}
 	// Everything forwarded before Close was delivered before it returned.
-	require.Equal(t, []string{"recovery initiated 1 7", "connection down: a", "connection up"}, rec.descs())
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection down: a", "connection up"}, glDescs(rec.Calls()))
 	st := g.Stats()
 	require.Zero(t, st.Held)
 	require.Equal(t, uint64(2), st.Dropped)
@@ -713,7 +621,7 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 	require.Equal(t, uint64(6), st.Dropped)
 	require.Zero(t, st.Released)
 	require.Equal(t, uint64(3), st.Forwarded)
-	require.Len(t, rec.snapshot(), 3, "nothing reaches the customer after Close")
+	require.Len(t, rec.Calls(), 3, "nothing reaches the customer after Close")
 
 	// An up or an event recovery after Close, with tasks of its context pending, never
 	// reaches the customer either, and is not left held once the tasks are done.
@@ -727,21 +635,22 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 	require.Zero(t, st.Held)
 	require.Zero(t, st.Released)
 	require.Equal(t, uint64(9), st.Dropped, "the recovery, the up and the event recovery")
-	require.Len(t, rec.snapshot(), 3, "nothing reaches the customer after Close")
+	require.Len(t, rec.Calls(), 3, "nothing reaches the customer after Close")
 
 	// Closing again is harmless.
 	require.NoError(t, g.Close(context.Background()))
 }
 
 func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
-	rec := glNewRecorder()
+	rec := feedtest.NewGlobalRecorder()
 	release := make(chan struct{})
 	entered := make(chan context.Context, 1)
-	rec.before = func(ctx context.Context, desc string) {
-		if desc == "connection up" {
+	rec.Hook = func(ctx context.Context, c feedtest.GlobalCall) string {
+		if c.Kind == feedtest.CallConnectionUp {
 			entered <- ctx
 			<-release // ignores ctx: a customer that never gives up
 		}
+		return ""
 	}
 	g, err := NewGlobalEventsListener(rec, NewTaskLifecycleTracker(), GlobalConfig{})
 	require.NoError(t, err)
@@ -779,6 +688,6 @@ func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
 	case <-time.After(glTimeout):
 		t.Fatal("the mailbox did not stop")
 	}
-	require.Equal(t, []string{"connection up"}, rec.descs())
+	require.Equal(t, []string{"connection up"}, glDescs(rec.Calls()))
 	require.Equal(t, uint64(1), g.Stats().Dropped, "the call Close gave up on counts as dropped")
 }

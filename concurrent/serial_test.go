@@ -105,26 +105,22 @@ func TestSerialListenerHoldsTheUpBackUntilTheRecoveryIsProcessed(t *testing.T) {
 		return nil
 	}
 	s := newSerial(t, rec, tracker, concurrent.SerialConfig{})
-	customer := &e2eGlobal{calls: make(chan string, 8)}
+	customer := feedtest.NewGlobalRecorder()
 	global, err := concurrent.NewGlobalEventsListener(customer, tracker, concurrent.GlobalConfig{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = global.Close(context.Background()) })
 	ctx := testContext(t)
 
 	global.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 42})
-	require.Equal(t, "recovery 42 initiated", customer.next(t))
+	require.Equal(t, "recovery #42 of producer 1 initiated", customer.RequireNext(t).String())
 	for i := range 3 {
 		require.NoError(t, s.Dispatch(ctx, rawEvent(t, message(feed.MessageOddsChange, match(i), 1, 42, i))))
 	}
 	global.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Reason: feed.FirstRecoveryCompleted})
 	assert.Equal(t, 1, global.Stats().Held, "the up waits for the replay")
-	select {
-	case call := <-customer.calls:
-		t.Fatalf("the customer heard %q while the replay was pending", call)
-	default:
-	}
+	customer.RequireNone(t) // the customer hears nothing while the replay is pending
 	close(gate)
-	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", customer.next(t))
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", customer.RequireNext(t).String())
 	assert.Equal(t, 3, rec.Len())
 	assert.Equal(t, concurrent.TaskCounts{Allocated: 3, Started: 3, Completed: 3},
 		tracker.Counts(concurrent.RecoveryContext{Producer: 1, RequestID: 42}))

@@ -2,7 +2,6 @@ package feed_test
 
 import (
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,20 +26,20 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 	t.Cleanup(api.Close)
 
 	rec := newRecorder(0)
-	global := &globalRecorder{events: make(chan string, 8)}
-	snapshots := &snapshotWaiter{done: make(chan int64, 1)}
+	global := feedtest.NewGlobalRecorder()
+	snapshots := feedtest.NewSnapshotWaiter()
 	node := feed.Node(3)
 	openSession(t, broker, feed.SessionConfig{Listener: rec, Global: global, System: snapshots, Node: node})
-	require.Equal(t, "up", <-global.events)
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 
 	ctx := t.Context()
 	require.NoError(t, sim.Publish(ctx, 500))
 	rec.waitFor(t, 500)
 	broker.Disconnect(nil)
-	require.Contains(t, <-global.events, "down")
+	require.Equal(t, feedtest.CallConnectionDown, global.RequireNext(t).Kind)
 	require.NoError(t, sim.Publish(ctx, 300)) // lost: the session's queue is gone
 	broker.Reconnect()
-	require.Equal(t, "up", <-global.events)
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 	lostWhileDown := broker.Stats().LostWhileDown
 	require.Equal(t, uint64(300), lostWhileDown)
 
@@ -51,12 +50,7 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 	require.NoError(t, err)
 	const requestID = 77
 	require.NoError(t, client.InitiateRecovery(ctx, lo, last, requestID))
-	select {
-	case id := <-snapshots.done:
-		assert.Equal(t, int64(requestID), id)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no snapshot_complete")
-	}
+	assert.Equal(t, int64(requestID), snapshots.RequireNext(t))
 	// snapshot_complete follows the replay on the same queue; the dispatcher may still be
 	// delivering the replay's last messages, so wait for all of them.
 	replayed := 0
@@ -95,16 +89,4 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 	reqs := sim.RecoveryRequests()
 	require.Len(t, reqs, 1)
 	assert.Equal(t, node, reqs[0].Node)
-}
-
-// snapshotWaiter is a SystemHandler that reports the request id of snapshot_complete.
-type snapshotWaiter struct {
-	done chan int64
-	once sync.Once
-}
-
-func (s *snapshotWaiter) HandleSystem(ev feed.Event) {
-	if ev.Key.Type == feed.MessageSnapshotComplete {
-		s.once.Do(func() { s.done <- ev.RequestID })
-	}
 }

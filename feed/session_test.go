@@ -359,10 +359,10 @@ func (c *counter) waitFor(t *testing.T, n int) {
 
 func TestSessionReportsConnectionDownAndUp(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
-	global := &globalRecorder{events: make(chan string, 8)}
+	global := feedtest.NewGlobalRecorder()
 	rec := newRecorder(2)
 	s := openSession(t, broker, feed.SessionConfig{Listener: rec, Global: global})
-	assert.Equal(t, "up", <-global.events, "the first connection is reported up")
+	assert.Equal(t, "connection up", global.RequireNext(t).String(), "the first connection is reported up")
 
 	body := func(id int64) []byte {
 		return feedtest.Marshal(&feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: id}}})
@@ -371,10 +371,10 @@ func TestSessionReportsConnectionDownAndUp(t *testing.T) {
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.1.-", body(1)))
 	rec.waitFor(t, 1)
 	broker.Disconnect(errors.New("broker restarted"))
-	assert.Equal(t, "down: broker restarted", <-global.events)
+	assert.Equal(t, "connection down: broker restarted", global.RequireNext(t).String())
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.2.-", body(2))) // lost: no queue
 	broker.Reconnect()
-	assert.Equal(t, "up", <-global.events)
+	assert.Equal(t, "connection up", global.RequireNext(t).String())
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.3.-", body(3)))
 	rec.wait(t)
 
@@ -387,16 +387,6 @@ func TestSessionReportsConnectionDownAndUp(t *testing.T) {
 	assert.Equal(t, uint64(1), st.LostWhileDown)
 	assert.Equal(t, uint64(1), s.Stats().ConnectionDowns)
 }
-
-type globalRecorder struct {
-	feed.BaseGlobalEventsListener
-	events chan string
-}
-
-func (g *globalRecorder) OnConnectionDown(_ context.Context, err error) {
-	g.events <- "down: " + err.Error()
-}
-func (g *globalRecorder) OnConnectionUp(context.Context) { g.events <- "up" }
 
 func TestSessionForOneNodeIgnoresOtherNodes(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})

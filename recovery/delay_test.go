@@ -32,7 +32,7 @@ func TestProcessingDelayTakesTheProducerDownUntilItStabilizes(t *testing.T) {
 	r.processed(1, 21*time.Second) // the largest delay since the last check counts
 	r.processed(1, 2*time.Second)
 	r.advance(check, check)
-	assert.Equal(t, "down 1 ProcessingQueueDelayViolation", r.next())
+	assert.Equal(t, "producer 1 down, delayed (ProcessingQueueDelayViolation)", r.next())
 	st := r.state(1)
 	assert.True(t, st.Delayed)
 	assert.False(t, st.Up)
@@ -50,7 +50,7 @@ func TestProcessingDelayTakesTheProducerDownUntilItStabilizes(t *testing.T) {
 
 	r.processed(1, recovery.DefaultMaxProcessingDelay) // the limit itself is in time
 	r.advance(check, check)
-	assert.Equal(t, "up 1 ProcessingQueueDelayStabilized", r.next())
+	assert.Equal(t, "producer 1 up (ProcessingQueueDelayStabilized)", r.next())
 	st = r.state(1)
 	assert.False(t, st.Delayed)
 	assert.True(t, st.Up)
@@ -92,7 +92,7 @@ func TestProcessingDelayObservations(t *testing.T) {
 			r.m.ObserveProcessed(&h)
 			r.advance(check, check)
 			if c.late {
-				assert.Equal(t, "down 1 ProcessingQueueDelayViolation", r.next())
+				assert.Equal(t, "producer 1 down, delayed (ProcessingQueueDelayViolation)", r.next())
 			}
 			r.quiet()
 			assert.Equal(t, c.late, r.state(1).Delayed)
@@ -123,7 +123,7 @@ func TestDelayedProducerIsNotUpUntilStabilized(t *testing.T) {
 	r.quiet()
 	r.processed(1, time.Second)
 	r.advance(check, check)
-	assert.Equal(t, "up 1 ProcessingQueueDelayStabilized", r.next())
+	assert.Equal(t, "producer 1 up (ProcessingQueueDelayStabilized)", r.next())
 	assert.True(t, r.state(1).Up)
 	r.quiet()
 }
@@ -135,7 +135,7 @@ func TestDelayEndingWhileDownIsQuiet(t *testing.T) {
 	r.healthy(1)
 	r.processed(1, time.Minute)
 	r.advance(check, check)
-	require.Equal(t, "down 1 ProcessingQueueDelayViolation", r.next())
+	require.Equal(t, "producer 1 down, delayed (ProcessingQueueDelayViolation)", r.next())
 	r.clk.Advance(time.Second)
 	r.alive(1, false)
 	c := r.recovered()
@@ -144,5 +144,5 @@ func TestDelayEndingWhileDownIsQuiet(t *testing.T) {
 	r.quiet()
 	assert.False(t, r.state(1).Delayed)
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 }

@@ -28,7 +28,7 @@ func newRigWithAPI(t *testing.T, cfg recovery.Config) *rig {
 func TestDisabledRecoveryMakesTheProducerHealthyAtOnce(t *testing.T) {
 	r := newRigWithAPI(t, recovery.Config{Disabled: true})
 	r.alive(1, true)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.quiet()
 	r.api.none(t)
 	st := r.state(1)
@@ -43,8 +43,8 @@ func TestDisabledRecoveryMakesTheProducerHealthyAtOnce(t *testing.T) {
 	// A later outage is skipped the same way.
 	r.clk.Advance(5 * time.Second)
 	r.alive(1, false)
-	assert.Equal(t, "down 1 Other", r.next())
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 down (Other)", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 	r.quiet()
 	r.api.none(t)
 	assert.Equal(t, uint64(2), r.m.Stats().RecoveriesSkipped)
@@ -57,7 +57,7 @@ func TestDisabledRecoverySkipsARestoredRecovery(t *testing.T) {
 		RecoveryRequestedAt: t0.Add(-time.Minute), RecoverySnapshotID: 9}))
 	r := newRigWithAPI(t, recovery.Config{Disabled: true, Store: store})
 	r.alive(1, true)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.api.none(t)
 	recs, err := store.Load(t.Context())
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestManagerIgnoresTheEnvironment(t *testing.T) {
 				assert.Equal(t, t0.Add(-10*time.Minute), r.recovered().after)
 				assert.Zero(t, r.m.Stats().RecoveriesSkipped)
 			} else {
-				assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+				assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 				r.api.none(t)
 				assert.Equal(t, uint64(1), r.m.Stats().RecoveriesSkipped)
 			}

@@ -98,12 +98,12 @@ func TestFailedRequestsAreRetriedWithBackoffAndNotCounted(t *testing.T) {
 			assert.Equal(t, uint64(len(nominal)), r.m.Stats().RequestsFailed)
 
 			r.snapshot(0, 1, call.id)
-			assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 
 			// The limit holds exactly the one accepted request.
 			r.clk.Advance(5 * time.Second)
 			r.alive(1, false)
-			assert.Equal(t, "down 1 Other", r.next())
+			assert.Equal(t, "producer 1 down (Other)", r.next())
 			err := r.nextErr()
 			require.ErrorIs(t, err, recovery.ErrRateLimited)
 			assert.Equal(t, sentAt.Add(time.Hour), requestErr(t, err).RetryAt)
@@ -125,12 +125,12 @@ func TestBackoffStartsOverAfterASuccess(t *testing.T) {
 	}
 	c := r.recovered()
 	r.snapshot(0, 1, c.id)
-	require.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 
 	r.clk.Advance(5 * time.Second)
 	r.api.failNext(errBoom)
 	r.alive(1, false)
-	require.Equal(t, "down 1 Other", r.next())
+	require.Equal(t, "producer 1 down (Other)", r.next())
 	r.api.next(t)
 	re := requestErr(t, r.nextErr())
 	wait := re.RetryAt.Sub(r.clk.Now())
@@ -198,7 +198,7 @@ func TestReleaseFailureIsReported(t *testing.T) {
 	r.setClock(failed.RetryAt)
 	c := r.recovered()
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.quiet()
 }
 

@@ -58,7 +58,7 @@ func TestOldDisconnectionIsRecoveredFromTheMaxLength(t *testing.T) {
 			assert.Equal(t, c.producer.ID, call.producer)
 			assert.Equal(t, c.want, call.after)
 			r.snapshot(0, c.producer.ID, call.id)
-			assert.Equal(t, "up "+itoa(c.producer.ID)+" FirstRecoveryCompleted", r.next())
+			assert.Equal(t, "producer "+itoa(c.producer.ID)+" up (FirstRecoveryCompleted)", r.next())
 			r.quiet()
 		})
 	}

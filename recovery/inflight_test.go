@@ -26,7 +26,7 @@ func TestSnapshotCompleteBeforeTheAPIAnswers(t *testing.T) {
 	api.answer(t, nil)
 	assert.Equal(t, t0.Add(-10*time.Minute), c.after)
 	assert.Equal(t, initiated(c), r.next())
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.quiet()
 	assert.Equal(t, recovery.Healthy, r.state(1).State)
 	assert.Equal(t, uint64(1), r.m.Stats().RecoveriesCompleted)
@@ -43,7 +43,7 @@ func TestEarlySnapshotCompleteOnOneSessionOfTwo(t *testing.T) {
 	assert.Equal(t, initiated(c), r.next())
 	r.quiet()
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }
 
 // An early snapshot_complete of a request the API then fails ends nothing: the retry has
@@ -67,7 +67,7 @@ func TestEarlySnapshotCompleteOfAFailedRequest(t *testing.T) {
 	r.quiet()
 	assert.Equal(t, recovery.Recovering, r.state(1).State)
 	r.snapshot(0, 1, second.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }
 
 // subscribed=0 while a request is being sent: the replay asked for may miss what the
@@ -95,7 +95,7 @@ func TestUnsubscribedWhileARequestIsInFlight(t *testing.T) {
 	r.snapshot(0, 1, first.id)
 	r.quiet()
 	r.snapshot(0, 1, second.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.quiet()
 }
 
@@ -114,7 +114,7 @@ func TestAliveWhileARequestIsInFlightRequestsNothingMore(t *testing.T) {
 	r.flush()
 	require.False(t, r.state(1).RecoveryPending, "a second recovery was requested for an ordinary alive")
 	r.snapshot(0, 1, first.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	api.none(t)
 	assert.Equal(t, uint64(1), r.m.Stats().RecoveriesRequested)
 }
@@ -143,5 +143,5 @@ func TestConnectionDownWhileARequestIsInFlightRequestsAgain(t *testing.T) {
 	r.snapshot(0, 1, first.id)
 	r.quiet()
 	r.snapshot(0, 1, second.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }

@@ -40,7 +40,7 @@ func TestAliveGapAtTheHeartbeatLimit(t *testing.T) {
 				assert.Equal(t, recovery.Healthy, r.state(1).State, "an alive %v after the previous one", tt.gap)
 				return
 			}
-			assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
+			assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next())
 			c := r.recovered()
 			assert.Equal(t, prev, c.after, "recovered from the previous alive")
 		})
@@ -77,7 +77,7 @@ func TestMissingHeartbeatCheckAtTheHeartbeatLimit(t *testing.T) {
 							"silent for exactly the limit (%v) at a check", limit)
 						r.advance(check, check) // past it at the next check
 					}
-					assert.Equal(t, "down 1 AliveIntervalViolation", r.next(), "silent for %v, limit %v", silence, limit)
+					assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next(), "silent for %v, limit %v", silence, limit)
 					st := r.state(1)
 					assert.Equal(t, recovery.Disconnected, st.State)
 					assert.Equal(t, last, st.LastDisconnectedAt, "disconnected from the last alive")

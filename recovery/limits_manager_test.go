@@ -107,7 +107,7 @@ func TestRateLimitedRequestIsSentAtTheWindowEdge(t *testing.T) {
 			assert.Equal(t, c.class, recovery.DefaultLimits().Class(last.Length), "still the same tier")
 
 			r.snapshot(0, 1, call.id)
-			assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 			r.quiet()
 			reserves, releases := led.calls()
 			assert.Equal(t, 2, reserves, "one refused, one allowed: no busy loop")
@@ -182,7 +182,7 @@ func TestOwnRequestsFillTheWindow(t *testing.T) {
 
 	r.clk.Advance(5 * time.Second)
 	r.alive(1, false)
-	assert.Equal(t, "down 1 Other", r.next())
+	assert.Equal(t, "producer 1 down (Other)", r.next())
 	second := r.recovered() // request 2 at t0+5s
 	assert.Equal(t, point, second.after, "rule 2a")
 
@@ -206,7 +206,7 @@ func TestOwnRequestsFillTheWindow(t *testing.T) {
 	third := r.recovered()
 	assert.Equal(t, point, third.after)
 	r.snapshot(0, 1, third.id)
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 	reserves, _ := led.calls()
 	assert.Equal(t, 4, reserves)
 }

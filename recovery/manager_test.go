@@ -32,7 +32,7 @@ func TestFirstAliveRecoversAndSnapshotCompleteEndsIt(t *testing.T) {
 	assert.Equal(t, uint64(1), r.m.Stats().SnapshotsIgnored)
 
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	st = r.state(1)
 	assert.Equal(t, recovery.Healthy, st.State)
 	assert.True(t, st.Up)
@@ -46,7 +46,7 @@ func (r *rig) healthy(p int) {
 	r.alive(p, true)
 	c := r.recovered()
 	r.snapshot(0, p, c.id)
-	require.Equal(r.t, "up "+itoa(p)+" FirstRecoveryCompleted", r.next())
+	require.Equal(r.t, "producer "+itoa(p)+" up (FirstRecoveryCompleted)", r.next())
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
@@ -68,7 +68,7 @@ func TestMissingHeartbeatRegistersTheDisconnectionAndAlivesResumeRecovery(t *tes
 	r.advance(15*time.Second-time.Millisecond, time.Second)
 	assert.Equal(t, recovery.Healthy, r.state(1).State, "not yet past the limit")
 	r.advance(check+time.Millisecond, time.Second)
-	assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
+	assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next())
 	st := r.state(1)
 	assert.Equal(t, recovery.Disconnected, st.State)
 	assert.Equal(t, lastAlive, st.LastDisconnectedAt)
@@ -80,7 +80,7 @@ func TestMissingHeartbeatRegistersTheDisconnectionAndAlivesResumeRecovery(t *tes
 	c := r.recovered()
 	assert.Equal(t, lastAlive, c.after, "rule 4: from last_disconnected_at")
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 }
 
 // An alive late by more than the limit (our listener was down, the feed slow) requests a
@@ -94,7 +94,7 @@ func TestLateAliveRequestsRecoveryFromThePreviousAlive(t *testing.T) {
 	require.Equal(t, prev, r.state(1).LastSubscribedAt, "processed through the alive after the up")
 	r.clk.Advance(16 * time.Second)
 	r.alive(1, true)
-	assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
+	assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next())
 	c := r.recovered()
 	assert.Equal(t, prev, c.after)
 	assert.Equal(t, prev, r.state(1).LastSubscribedAt, "the point stays while the producer is down")
@@ -117,7 +117,7 @@ func TestUnsubscribedAliveRecoversSinceTheLastSubscription(t *testing.T) {
 	lastSub := r.clk.Now()
 	r.advance(5*time.Second, check)
 	r.alive(1, false)
-	assert.Equal(t, "down 1 Other", r.next())
+	assert.Equal(t, "producer 1 down (Other)", r.next())
 	c := r.recovered()
 	assert.Equal(t, lastSub, c.after, "rule 2a")
 	assert.Equal(t, lastSub, r.state(1).LastSubscribedAt, "the point stays while the producer is down")
@@ -144,7 +144,7 @@ func TestSnapshotCompleteIsAwaitedOnEverySession(t *testing.T) {
 	r.snapshot(1, 1, c.id) // the same session twice is still one
 	r.quiet()
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }
 
 // A lost connection disconnects the healthy producers and invalidates a recovery in
@@ -158,7 +158,7 @@ func TestConnectionDownDisconnectsAndRepeatsARecoveryInProgress(t *testing.T) {
 	r.advance(5*time.Second, check)
 	r.m.HandleConnectionDown(nil)
 	r.flush()
-	assert.Equal(t, "down 1 ConnectionDown", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
 	r.quiet() // producer 3 was down already
 	r.snapshot(0, 3, c3.id)
 	r.quiet() // its replay may be incomplete: the old snapshot no longer completes it
@@ -172,7 +172,7 @@ func TestConnectionDownDisconnectsAndRepeatsARecoveryInProgress(t *testing.T) {
 	assert.Equal(t, t0.Add(-recovery.DefaultAssumedDowntime), c1.after,
 		"from the recovery point: the first recovery's start, as no alive was read after its replay")
 	r.snapshot(0, 3, again.id)
-	assert.Equal(t, "up 3 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 3 up (FirstRecoveryCompleted)", r.next())
 	r.snapshot(0, 1, c1.id)
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 }

@@ -21,13 +21,13 @@ func TestAlivesMissingWhenARecoveryCompletesAreFound(t *testing.T) {
 	r.advance(time.Minute, check) // no alives: the producer is recovering, nothing to tell
 	r.quiet()
 	r.snapshot(0, 1, c.id)
-	require.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 
 	r.advance(check, check)
 	st := r.state(1)
 	require.Equal(t, recovery.Disconnected, st.State,
 		"no alive for %v (limit %v) and the producer stays healthy", r.clk.Now().Sub(t0), lo.HeartbeatLimit)
-	assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
+	assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next())
 	// No alive was read after the first recovery's replay: the recovery point is still
 	// where that recovery went back to.
 	point := t0.Add(-recovery.DefaultAssumedDowntime)
@@ -50,10 +50,10 @@ func TestAlivesMissingAfterAPostponedRecoveryAreFound(t *testing.T) {
 	r.advance(re.RetryAt.Sub(r.clk.Now()), check)
 	c := r.recovered()
 	r.snapshot(0, 1, c.id)
-	require.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.advance(check, check)
 	require.Equal(t, recovery.Disconnected, r.state(1).State, "a minute without alives")
-	assert.Equal(t, "down 1 AliveIntervalViolation", r.next())
+	assert.Equal(t, "producer 1 down (AliveIntervalViolation)", r.next())
 }
 
 // Alives that keep coming through a recovery leave the producer healthy after it.
@@ -66,7 +66,7 @@ func TestAlivesOnTimeThroughARecoveryKeepItHealthy(t *testing.T) {
 		r.alive(1, true)
 	}
 	r.snapshot(0, 1, c.id)
-	require.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	for range 6 {
 		r.advance(10*time.Second, check)
 		r.alive(1, true)

@@ -70,7 +70,7 @@ func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
 			assert.True(t, c.after.Equal(saved), "rule 2a: from %v, want %v", c.after, saved)
 			assert.Greater(t, c.id, aState.RecoverySnapshotID, "B's request ids follow A's")
 			b.snapshot(0, 1, c.id)
-			assert.Equal(t, "up 1 FirstRecoveryCompleted", b.next(), "first in B's process")
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", b.next(), "first in B's process")
 			b.quiet()
 		})
 	}
@@ -110,7 +110,7 @@ func TestRestartWhileRecoveringRequestsAgainWhatItCovered(t *testing.T) {
 			b.quiet()
 			assert.Equal(t, recovery.Recovering, b.state(1).State)
 			b.snapshot(0, 1, c.id)
-			assert.Equal(t, "up 1 FirstRecoveryCompleted", b.next())
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", b.next())
 		})
 	}
 }
@@ -124,7 +124,7 @@ func TestRestartAfterADisconnectionRecoversFromIt(t *testing.T) {
 	a.alive(1, true)
 	lastAlive := a.clk.Now()
 	a.advance(time.Minute, check) // silence: disconnected at the last alive
-	require.Equal(t, "down 1 AliveIntervalViolation", a.next())
+	require.Equal(t, "producer 1 down (AliveIntervalViolation)", a.next())
 	require.NoError(t, a.m.Close(context.Background()))
 
 	b := newRigAt(t, recovery.Config{Store: store}, lastAlive.Add(time.Hour))
@@ -145,7 +145,7 @@ func TestRestartNeverReusesARequestIDSentBefore(t *testing.T) {
 	a.clk.Advance(5 * time.Second)
 	a.api.failNext(context.DeadlineExceeded)
 	a.alive(1, false)
-	require.Equal(t, "down 1 Other", a.next())
+	require.Equal(t, "producer 1 down (Other)", a.next())
 	lost := a.api.next(t)
 	require.ErrorIs(t, a.nextErr(), context.DeadlineExceeded)
 	require.NoError(t, a.m.Close(context.Background()))
@@ -211,10 +211,10 @@ func TestSaveFailureIsReported(t *testing.T) {
 	assert.ErrorIs(t, err, errBoom)
 	assert.Contains(t, err.Error(), "producer 1")
 	c := r.api.next(t)
-	assert.Equal(t, fmt.Sprintf("initiated 1 #%d from 11:50:00", c.id), r.next())
+	assert.Equal(t, fmt.Sprintf("recovery #%d of producer 1 initiated from 2026-11-21T11:50:00Z", c.id), r.next())
 	require.ErrorIs(t, r.nextErr(), errBoom) // the save of the request
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	require.ErrorIs(t, r.nextErr(), errBoom)
 	r.quiet()
 }

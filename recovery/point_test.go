@@ -50,7 +50,7 @@ func TestRecoveryPointIsTheLastProcessedAliveInTheFeedsClock(t *testing.T) {
 
 	r.m.HandleConnectionDown(nil)
 	r.flush()
-	assert.Equal(t, "down 1 ConnectionDown", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
 	assert.Equal(t, processed, r.state(1).LastDisconnectedAt, "disconnected at the point")
 	r.alive(1, true)
 	assert.Equal(t, processed, r.recovered().after, "recovered from the last processed alive")
@@ -64,7 +64,7 @@ func TestProcessedAlivesBeforeTheReplayDoNotMoveThePoint(t *testing.T) {
 	r.aliveQueued(1, true)
 	c := r.recovered()
 	r.snapshot(0, 1, c.id)
-	require.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	assert.Equal(t, c.after, r.state(1).LastSubscribedAt, "where the recovery went back to")
 
 	r.m.ProcessedThrough(1, t0) // the alive read before the snapshot_complete
@@ -131,13 +131,13 @@ func TestAFailedCallHoldsThePointUntilARecoveryReplaysIt(t *testing.T) {
 
 	r.m.HandleConnectionDown(nil)
 	r.flush()
-	assert.Equal(t, "down 1 ConnectionDown", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
 	r.advance(time.Second, check)
 	r.alive(1, true)
 	c := r.recovered()
 	assert.Equal(t, failedAt, c.after, "the recovery replays the failed message")
 	r.snapshot(0, 1, c.id)
-	assert.Equal(t, "up 1 ReturnedFromInactivity", r.next())
+	assert.Equal(t, "producer 1 up (ReturnedFromInactivity)", r.next())
 	assert.Nil(t, r.state(1).Hold, "replayed: released")
 	assert.Equal(t, uint64(1), r.m.Stats().HoldsReplayed)
 	r.advance(10*time.Second, check)

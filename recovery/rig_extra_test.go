@@ -3,7 +3,6 @@ package recovery_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -55,7 +55,7 @@ func withSessions(n int) rigOption {
 func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openAfter time.Duration, opts ...rigOption) *rig {
 	t.Helper()
 	r := &rig{t: t, clk: clocktest.NewFake(start), api: &fakeAPI{calls: make(chan apiCall, 64)},
-		events: make(chan string, 64), errs: make(chan error, 64)}
+		global: feedtest.NewGlobalRecorder(), errs: make(chan error, 64)}
 	if cfg.Producers == nil {
 		cfg.Producers = []feed.Producer{lo, pre}
 	}
@@ -68,7 +68,7 @@ func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openA
 	}
 	cfg.Clock = r.clk
 	cfg.OnError = func(err error) { r.errs <- err }
-	m, err := recovery.NewManager(w.requester, (*eventLog)(r), w.node, w.sessions, cfg)
+	m, err := recovery.NewManager(w.requester, r.global, w.node, w.sessions, cfg)
 	require.NoError(t, err)
 	r.m = m
 	r.clk.Advance(openAfter)
@@ -232,5 +232,6 @@ var errBoom = errors.New("boom")
 
 // initiated is the line the rig's listener writes for the initiation of call.
 func initiated(c apiCall) string {
-	return fmt.Sprintf("initiated %d #%d from %s", c.producer, c.id, c.after.Format(time.TimeOnly))
+	return feedtest.GlobalCall{Kind: feedtest.CallRecoveryInitiated,
+		Recovery: feed.RecoveryInitiated{Producer: c.producer, RequestID: c.id, After: c.after}}.String()
 }

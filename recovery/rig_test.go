@@ -2,7 +2,6 @@ package recovery_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -16,13 +15,13 @@ import (
 )
 
 // The rig runs a Manager on a fake clock with a fake recovery API and records what it
-// tells the listener and OnError, as a sequence of lines a test waits for.
+// tells the listener (global) and OnError (errs), which a test waits for in turn.
 type rig struct {
 	t      *testing.T
 	clk    *clocktest.Fake
 	m      *recovery.Manager
 	api    *fakeAPI
-	events chan string // "down 1 AliveIntervalViolation", "up 1 FirstRecoveryCompleted", "initiated 1 #3 from 12:00:00"
+	global *feedtest.GlobalRecorder
 	errs   chan error
 }
 
@@ -89,16 +88,11 @@ func (r *rig) flush() {
 	require.NoError(r.t, r.m.Flush(ctx))
 }
 
-// next returns the next event, failing the test if none comes.
+// next returns the next call to the listener, described by feedtest.GlobalCall.String
+// ("producer 1 up (FirstRecoveryCompleted)"), failing the test if none comes.
 func (r *rig) next() string {
 	r.t.Helper()
-	select {
-	case e := <-r.events:
-		return e
-	case <-time.After(waitTimeout):
-		r.t.Fatal("no event from the manager")
-		return ""
-	}
+	return r.global.RequireNext(r.t).String()
 }
 
 // nextErr returns the next error reported.
@@ -117,9 +111,8 @@ func (r *rig) nextErr() error {
 func (r *rig) quiet() {
 	r.t.Helper()
 	r.flush()
+	r.global.RequireNone(r.t)
 	select {
-	case e := <-r.events:
-		r.t.Fatalf("unexpected event %q", e)
 	case err := <-r.errs:
 		r.t.Fatalf("unexpected error %v", err)
 	default:
@@ -130,7 +123,7 @@ func (r *rig) quiet() {
 func (r *rig) recovered() apiCall {
 	r.t.Helper()
 	c := r.api.next(r.t)
-	require.Equal(r.t, fmt.Sprintf("initiated %d #%d from %s", c.producer, c.id, c.after.Format(time.TimeOnly)), r.next())
+	require.Equal(r.t, initiated(c), r.next())
 	return c
 }
 
@@ -139,22 +132,6 @@ func (r *rig) state(p int) recovery.ProducerState {
 	require.True(r.t, ok)
 	return s
 }
-
-type eventLog rig
-
-func (l *eventLog) OnConnectionDown(context.Context, error) {}
-func (l *eventLog) OnConnectionUp(context.Context)          {}
-func (l *eventLog) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
-	word := "up"
-	if s.Down {
-		word = "down"
-	}
-	l.events <- fmt.Sprintf("%s %d %s", word, s.Producer, s.Reason)
-}
-func (l *eventLog) OnRecoveryInitiated(_ context.Context, ri feed.RecoveryInitiated) {
-	l.events <- fmt.Sprintf("initiated %d #%d from %s", ri.Producer, ri.RequestID, ri.After.Format(time.TimeOnly))
-}
-func (l *eventLog) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
 
 // fakeAPI is the recovery API: it records each call and answers with the next scripted
 // error (nil: accepted).

@@ -58,7 +58,7 @@ func TestMalformedSystemMessagesAreReportedAndSkipped(t *testing.T) {
 			r.alive(1, true) // the next good message is processed
 			call := r.recovered()
 			r.snapshot(0, 1, call.id)
-			assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 			r.quiet()
 		})
 	}
@@ -74,7 +74,7 @@ func TestMalformedSnapshotCompleteDoesNotEndTheRecovery(t *testing.T) {
 	r.quiet()
 	assert.Equal(t, recovery.Recovering, r.state(1).State)
 	r.snapshot(0, 1, call.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }
 
 // System messages of producers not configured are counted and ignored.

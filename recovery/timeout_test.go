@@ -48,7 +48,7 @@ func TestRecoveryTimeoutRequestsAgain(t *testing.T) {
 	assert.Equal(t, uint64(1), r.m.Stats().SnapshotsIgnored)
 
 	r.snapshot(0, 1, second.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 	r.quiet()
 }
 
@@ -74,5 +74,5 @@ func TestOldSnapshotWhileTheRepeatedRequestIsInFlight(t *testing.T) {
 	r.quiet()
 	assert.Equal(t, recovery.Recovering, r.state(1).State)
 	r.snapshot(0, 1, second.id)
-	assert.Equal(t, "up 1 FirstRecoveryCompleted", r.next())
+	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
 }
