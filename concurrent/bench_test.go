@@ -2,6 +2,7 @@ package concurrent
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -26,36 +27,54 @@ func oddsChanges(matches, producer int) []*feed.OddsChange {
 // events take: a task made, tracked on the listener's Stream (with an alive every
 // overheadAliveEvery events, so the processed point moves as in a session), scheduled,
 // run on a worker (a listener that does nothing) and completed; 1,000 matches, 10
-// workers, decoded messages so that no XML decode is counted.
+// workers, decoded messages so that no XML decode is counted. sessions=1 is one listener
+// on the pool; sessions=2 two listeners sharing the pool (as an SDK's live and prematch
+// sessions do), the events dealt to them in turn over the same matches, each with its
+// own Stream and alives.
 //
-// Two baselines are timed in the same run: the same listener tracking its tasks without a
+// Two baselines are timed in the same run: one listener tracking its tasks without a
 // Stream (no processed point: no-watermark-ns/op, x-of-no-watermark, the watermark's own
 // cost), and the seed's hashed allocator doing the same work (hashed-ns/op, x-of-hashed).
 // After every overheadChunk events of the benchmark (each chunk waited for until done), a
 // chunk of each baseline is timed with the benchmark's timer stopped, so that all three
 // see the same spells of load.
 func BenchmarkOverhead(b *testing.B) {
+	for _, sessions := range []int{1, 2} {
+		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) { benchmarkOverhead(b, sessions) })
+	}
+}
+
+func benchmarkOverhead(b *testing.B, sessions int) {
 	const matches = 1000
 	msgs := oddsChanges(matches, 1)
 	ctx := context.Background()
 	live := RecoveryContext{Producer: 1}
 
 	tracker := NewTaskLifecycleTracker()
-	c, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, tracker, Config{Threads: 10})
+	pool, err := NewPool(tracker, Config{Threads: 10})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close(ctx)
+	defer pool.Close(ctx)
+	ls := make([]*OddsFeedListener, sessions)
+	for j := range ls {
+		if ls[j], err = pool.Listener(feed.BaseOddsFeedListener{}); err != nil {
+			b.Fatal(err)
+		}
+		defer ls[j].Close(ctx)
+	}
 	alive := time.UnixMilli(1_700_000_000_000)
 	i := 0
 	onStream := func() {
 		m := msgs[i%len(msgs)]
-		if err := c.submit(ctx, m.Event, true, live, &task{msg: m}); err != nil {
+		if err := ls[i%sessions].submit(ctx, m.Event, true, live, &task{msg: m}); err != nil {
 			b.Fatal(err)
 		}
 		if i++; i%overheadAliveEvery == 0 {
 			alive = alive.Add(time.Second)
-			c.stream.Alive(1, alive)
+			for _, c := range ls {
+				c.stream.Alive(1, alive)
+			}
 		}
 	}
 

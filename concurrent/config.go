@@ -15,12 +15,14 @@ const (
 // misplaced digit), not a plan.
 const maxThreads = 1 << 14
 
-// Config configures an OddsFeedListener. The zero value of each field means its default.
+// Config configures a Pool, or an OddsFeedListener with a pool of its own. The zero value
+// of each field means its default.
 type Config struct {
-	// Threads is the number of workers; 0 means DefaultThreads.
+	// Threads is the number of workers, for all the pool's listeners; 0 means
+	// DefaultThreads.
 	Threads int
-	// QueueSize bounds the tasks waiting for a worker, over all matches; 0 means
-	// DefaultQueueSize. At the bound, the dispatching side blocks until a worker takes a
+	// QueueSize bounds the tasks waiting for a worker, over all matches and listeners; 0
+	// means DefaultQueueSize. At the bound, the dispatching side blocks until a worker takes a
 	// task: no task is ever dropped. A match whose listener calls stall keeps its own
 	// tasks waiting, so if it stalls long enough to fill the queue, every match waits.
 	QueueSize int

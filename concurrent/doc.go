@@ -3,9 +3,10 @@
 // listener in the order they arrived, and the news that a producer is up reaches the
 // customer only after every message of the recovery behind it has been processed.
 //
-// OddsFeedListener (a feed.Dispatcher) runs the customer's feed.OddsFeedListener on a pool
-// of workers; SerialListener is its serial twin, for a listener that must see every
-// message in arrival order across matches; GlobalEventsListener wraps the customer's
+// OddsFeedListener (a feed.Dispatcher) runs the customer's feed.OddsFeedListener on a Pool
+// of workers, its own (NewOddsFeedListener) or one that the listeners of several sessions
+// share (Pool.Listener); SerialListener is its serial twin, for a listener that must see
+// every message in arrival order across matches; GlobalEventsListener wraps the customer's
 // feed.GlobalEventsListener and holds each producer's up back; a TaskLifecycleTracker,
 // shared by all of them, counts the tasks of each RecoveryContext (a producer and the
 // request id of a recovery, or live messages).
@@ -18,6 +19,12 @@
 // at most one worker at a time, so its order holds; a match whose listener call stalls
 // holds that one worker and delays no other match while a worker is free (and until its
 // own queued tasks fill Config.QueueSize, which then slows the reading side down).
+//
+// A Pool shared by several listeners keeps one FIFO per match for all of them, so a
+// match's messages from two sessions run in the order they were dispatched, and
+// Config.Threads is the number of workers in all. Each listener keeps its own customer
+// listener, Stream, Stats (Pool.Stats has their sums) and Close, which delivers its own
+// tasks while the others go on.
 //
 // Hashing matches onto a fixed set of single-worker queues, the usual design, would let
 // a stalled match hold up every match that hashed to its queue; the benchmarks keep that
@@ -52,7 +59,9 @@
 //	tracker.OnProcessed(manager.ProcessedThrough)   // the recovery point follows the listeners
 //	tracker.OnCallFailed(manager.ListenerFailed)    // a failed call is replayed by the next recovery
 //	tracker.OnCallReturned(manager.ObserveProcessed) // the processing-delay check
-//	odds, _ := concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
+//	pool, _ := concurrent.NewPool(tracker, concurrent.Config{Threads: 8}) // 8 workers for all sessions
+//	odds, _ := pool.Listener(myListener) // one per session
+//	// or, a pool of its own: concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
 //	// or, one call at a time in arrival order:
 //	// odds, _ := concurrent.NewSerialListener(myListener, tracker, concurrent.SerialConfig{})
 //	global, _ := concurrent.NewGlobalEventsListener(myGlobal, tracker, concurrent.GlobalConfig{})
@@ -63,5 +72,6 @@
 //	})
 //	...
 //	session.Close(ctx) // closes odds, its dispatcher, too
+//	pool.Close(ctx)    // after its sessions
 //	global.Close(ctx)  // the session does not own the global listener
 package concurrent

@@ -19,6 +19,9 @@ import (
 // customer's listener. Its own feed.OddsFeedListener methods queue messages that are
 // decoded already, for callers that hold such messages.
 //
+// NewOddsFeedListener gives it a Pool of its own; Pool.Listener makes one of a Pool that
+// several sessions share. Either way it has its own Stream, Stats and Close.
+//
 // Every task is tracked by the TaskLifecycleTracker under the RecoveryContext of its
 // message, so that a GlobalEventsListener sharing the tracker can hold a producer's up
 // status back until the customer has seen every message of the recovery.
@@ -27,19 +30,19 @@ type OddsFeedListener struct {
 	hooked  *hooked // l, telling the tracker's call hooks
 	tracker *TaskLifecycleTracker
 	stream  *Stream // what Dispatch is given, for the tracker's processed point
-	cfg     settings
+	pool    *Pool
+	ownPool bool // made by NewOddsFeedListener: Close closes the pool too
 	rep     *feed.DeliveryReporter
-	sched   scheduler
-	workers []worker
+	sh      ownerState // under pool.sched.mu
+	done    []counter  // tasks completed, by worker
 
-	ctx    context.Context // passed to the listener; cancelled when Close gives up
+	ctx    context.Context // passed to the listener; cancelled when Close gives up or the pool's does
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	done   chan struct{} // closed when every worker has exited
 	close  sync.Once
 
-	dispatched, inline, abandoned atomic.Uint64
-	inlineRunning                 atomic.Int32
+	abandon                                atomic.Bool // Close ran out of time: drop this listener's queued tasks
+	dispatched, inline, abandoned, blocked atomic.Uint64
+	inlineRunning                          atomic.Int32
 }
 
 var (
@@ -48,7 +51,8 @@ var (
 )
 
 // NewOddsFeedListener starts cfg.Threads workers that deliver to l, tracking every task in
-// tracker. A bad Config is refused with the field named.
+// tracker: a Pool of its own, closed with it. A bad Config is refused with the field
+// named.
 func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg Config) (*OddsFeedListener, error) {
 	if l == nil {
 		return nil, errors.New("concurrent: NewOddsFeedListener: listener is nil")
@@ -56,31 +60,16 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 	if tracker == nil {
 		return nil, errors.New("concurrent: NewOddsFeedListener: tracker is nil")
 	}
-	s, err := cfg.resolve()
+	p, err := NewPool(tracker, cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &OddsFeedListener{
-		l:       l,
-		hooked:  &hooked{l: l, t: tracker},
-		tracker: tracker,
-		stream:  tracker.NewStream(),
-		cfg:     s,
-		rep:     feed.NewDeliveryReporter(s.onError, s.logger),
-		workers: make([]worker, s.threads),
-		done:    make(chan struct{}),
+	c, err := p.Listener(l)
+	if err != nil { // not reached: the pool is new
+		_ = p.Close(context.Background())
+		return nil, err
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.sched.init(s.queueSize)
-	c.wg.Add(s.threads)
-	for i := range c.workers {
-		go c.work(&c.workers[i])
-	}
-	go func() {
-		c.wg.Wait()
-		c.cancel()
-		close(c.done)
-	}()
+	c.ownPool = true
 	return c, nil
 }
 
@@ -91,7 +80,7 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 // An event that cannot be routed (ev.Err set) is delivered at once, on the calling
 // goroutine, when Config.HandleErrorsAsynchronously is false.
 func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
-	if ev.Err != nil && !c.cfg.asyncErrors {
+	if ev.Err != nil && !c.pool.cfg.asyncErrors {
 		return c.deliverNow(ctx, ev)
 	}
 	t := task{ev: ev}
@@ -111,18 +100,22 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 	}
 	// The call holds the scheduler as a worker holds a lane: Close waits for it, and the
 	// listener's context is not cancelled under it.
-	if !c.sched.hold() {
+	p := c.pool
+	if !p.sched.hold(c) {
 		return feed.ErrDispatcherClosed
 	}
-	defer c.sched.unhold()
+	defer p.sched.unhold(c)
 	c.dispatched.Add(1)
 	k := c.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	k.Start()
 	c.inlineRunning.Add(1)
+	p.inlineRunning.Add(1)
 	err := feed.Deliver(c.ctx, c.listener(), &ev)
+	p.inlineRunning.Add(-1)
 	c.inlineRunning.Add(-1)
 	k.Complete()
 	c.inline.Add(1)
+	p.inline.Add(1)
 	c.rep.Report(c.ctx, err)
 	return nil
 }
@@ -134,8 +127,9 @@ func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, onStream 
 	} else {
 		t.ticket = c.tracker.Allocate(rc)
 	}
+	t.owner = c
 	c.dispatched.Add(1) // before a worker can complete it, so Stats never shows more completed than dispatched
-	if err := c.sched.put(ctx, match, t); err != nil {
+	if err := c.pool.sched.put(ctx, match, t); err != nil {
 		t.ticket.Abandon()
 		c.dispatched.Add(^uint64(0))
 		return err
@@ -151,49 +145,26 @@ func (c *OddsFeedListener) submitMessage(ctx context.Context, m feed.Message) er
 	return c.submit(ctx, h.Event, false, RecoveryContext{Producer: h.Producer, RequestID: h.RequestID}, &t)
 }
 
-// work is one worker's loop: take a ready match, run a batch of its tasks in order, give
-// the match back.
-func (c *OddsFeedListener) work(w *worker) {
-	defer c.wg.Done()
-	s := &c.sched
-	batch := make([]task, 0, maxBatch)
-	s.mu.Lock()
-	for {
-		var ln *lane
-		ln, batch = s.take(batch)
-		if ln == nil {
-			break
-		}
-		s.mu.Unlock()
-		for i := range batch {
-			c.run(w, &batch[i])
-			batch[i] = task{} // let the message be collected
-		}
-		batch = batch[:0]
-		s.mu.Lock()
-		s.release(ln)
-	}
-	s.mu.Unlock()
-}
-
-// run delivers one task, unless Close has given up on the queue.
+// run delivers one task on worker w, unless a Close has given up on the queue.
 func (c *OddsFeedListener) run(w *worker, t *task) {
-	if c.sched.abandon.Load() {
+	if c.abandon.Load() || c.pool.abandon.Load() {
 		t.ticket.Abandon()
 		c.abandoned.Add(1)
+		c.pool.abandoned.Add(1)
 		return
 	}
 	t.ticket.Start()
-	w.busy.Store(true)
+	w.running.Store(c)
 	var err error
 	if l := c.listener(); t.msg != nil {
 		err = feed.Call(c.ctx, l, t.msg)
 	} else {
 		err = feed.Deliver(c.ctx, l, &t.ev)
 	}
-	w.busy.Store(false)
+	w.running.Store(nil)
 	t.ticket.Complete()
 	w.completed.Add(1)
+	c.done[w.index].Add(1)
 	c.rep.Report(c.ctx, err)
 }
 
@@ -206,31 +177,51 @@ func (c *OddsFeedListener) listener() feed.OddsFeedListener {
 	return c.l
 }
 
-// Close stops taking tasks, lets the workers finish the queued ones and returns once every
-// worker has exited. If ctx ends first, the tasks not yet started are abandoned (and
-// recorded so in the tracker), the context passed to the listener is cancelled, and Close
-// returns ctx.Err() without waiting for a listener call that ignores its context.
+// Close stops taking tasks, lets the workers finish this listener's queued ones and
+// returns once they are done; with a Pool of its own (NewOddsFeedListener) it then closes
+// the pool, and returns once every worker has exited. The pool's other listeners keep
+// working. If ctx ends first, this listener's tasks not yet started are abandoned (and
+// recorded so in the tracker), the context passed to its listener is cancelled, and
+// Close returns ctx.Err() without waiting for a listener call that ignores its context;
+// a later Close waits for the tasks to be done or dropped.
+//
+// A match's messages from all of a pool's listeners share one queue, so the tasks of a
+// listener being closed can wait behind another listener's tasks of the same match.
 //
 // Close waits for the listener calls in progress, so a listener must not call it (it would
 // wait for its own return); to stop from a listener, call Close on a new goroutine.
 func (c *OddsFeedListener) Close(ctx context.Context) error {
-	c.close.Do(c.sched.close)
+	c.close.Do(func() { c.pool.sched.closeOwner(c) })
+	err := c.drain(ctx)
+	if c.ownPool {
+		if perr := c.pool.Close(ctx); err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+// drain waits for the listener's tasks to be over.
+func (c *OddsFeedListener) drain(ctx context.Context) error {
 	select {
-	case <-c.done:
+	case <-c.sh.drained:
+		c.cancel()
 		return nil
 	default:
 	}
 	select {
-	case <-c.done:
+	case <-c.sh.drained:
+		c.cancel()
 		return nil
 	case <-ctx.Done():
-		c.sched.abandon.Store(true)
+		c.abandon.Store(true)
 		c.cancel()
 		return ctx.Err()
 	}
 }
 
-// Stats is a snapshot of an OddsFeedListener's gauges and counters.
+// Stats is a snapshot of an OddsFeedListener's gauges and counters: its own tasks, on its
+// pool's workers.
 type Stats struct {
 	Queued     int      // tasks waiting in their match's queue (a worker's batch in hand, up to 16, is not counted)
 	Running    int      // listener calls in progress
@@ -242,31 +233,27 @@ type Stats struct {
 	Panicked   uint64   // listener calls that panicked
 	Abandoned  uint64   // tasks dropped because Close ran out of time
 	Blocked    uint64   // dispatches that waited because Config.QueueSize tasks were queued
-	Workers    []uint64 // tasks completed by each worker
+	Workers    []uint64 // tasks completed by each of the pool's workers
 }
 
 // Stats returns the listener's gauges and counters.
 func (c *OddsFeedListener) Stats() Stats {
-	errs := c.rep.Counts()
+	// The completions are read before the dispatches, so that a task dispatched and done
+	// meanwhile never shows more completed than dispatched.
 	st := Stats{
-		Dispatched: c.dispatched.Load(),
-		Unparsable: errs.Unparsable,
-		Failed:     errs.Failed,
-		Panicked:   errs.Panicked,
-		Abandoned:  c.abandoned.Load(),
-		Blocked:    c.sched.nBlocked.Load(),
-		Completed:  c.inline.Load(),
-		Workers:    make([]uint64, len(c.workers)),
+		Abandoned: c.abandoned.Load(),
+		Completed: c.inline.Load(),
+		Running:   int(c.inlineRunning.Load()) + c.pool.runningFor(c),
+		Workers:   make([]uint64, len(c.done)),
 	}
-	st.Queued, st.Matches = c.sched.stats()
-	st.Running = int(c.inlineRunning.Load())
-	for i := range c.workers {
-		w := &c.workers[i]
-		st.Workers[i] = w.completed.Load()
+	for i := range c.done {
+		st.Workers[i] = c.done[i].Load()
 		st.Completed += st.Workers[i]
-		if w.busy.Load() {
-			st.Running++
-		}
 	}
+	errs := c.rep.Counts()
+	st.Unparsable, st.Failed, st.Panicked = errs.Unparsable, errs.Failed, errs.Panicked
+	st.Dispatched = c.dispatched.Load()
+	st.Blocked = c.blocked.Load()
+	st.Queued, st.Matches = c.pool.sched.ownerStats(c)
 	return st
 }

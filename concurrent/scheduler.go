@@ -9,8 +9,8 @@ import (
 	"github.com/feedkit/feedkit/internal/queue"
 )
 
-// The scheduler keeps a FIFO of tasks per active match (a lane) and a ready list of the
-// lanes that have tasks and no worker. An idle worker takes the lane at the head of the
+// The scheduler of a Pool keeps a FIFO of tasks per active match (a lane), shared by the
+// pool's listeners, and a ready list of the lanes that have tasks and no worker. An idle worker takes the lane at the head of the
 // ready list, runs a few of its tasks, and puts it back at the tail if more have come:
 // a match is never on two workers at once (its order holds), and a match whose listener
 // call stalls holds one worker, never the matches behind it.
@@ -36,14 +36,64 @@ type task struct {
 	ev     feed.Event
 	msg    feed.Message // set for a decoded message; ev is then unused
 	ticket Ticket
+	owner  *OddsFeedListener // the listener that queued it, whose customer listener it goes to
 }
 
-// lane is the FIFO of one match's tasks. It is in the scheduler's map while it has tasks
-// or a worker holds it.
+// lane is the FIFO of one match's tasks, whichever listener of the pool queued them, so
+// that a match's order holds across sessions. It is in the scheduler's map while it has
+// tasks or a worker holds it.
 type lane struct {
-	key   feed.URN
-	tasks ring[task]
-	state laneState
+	key    feed.URN
+	tasks  ring[task]
+	state  laneState
+	owners []laneOwner // the listeners with tasks in the lane (queued or in a worker's batch)
+}
+
+// laneOwner counts one listener's tasks in a lane, so that each listener's Stats can
+// count its matches. A lane has one owner or two (a match in two sessions): a slice
+// scanned under the scheduler's lock is cheaper than a map.
+type laneOwner struct {
+	c *OddsFeedListener
+	n int
+}
+
+// addOwner counts one more task of c in ln.
+func (ln *lane) addOwner(c *OddsFeedListener) {
+	for i := range ln.owners {
+		if ln.owners[i].c == c {
+			ln.owners[i].n++
+			return
+		}
+	}
+	ln.owners = append(ln.owners, laneOwner{c: c, n: 1})
+	c.sh.matches++
+}
+
+// dropOwner counts one task of c out of ln.
+func (ln *lane) dropOwner(c *OddsFeedListener) {
+	for i := range ln.owners {
+		if ln.owners[i].c != c {
+			continue
+		}
+		if ln.owners[i].n--; ln.owners[i].n == 0 {
+			last := len(ln.owners) - 1
+			ln.owners[i] = ln.owners[last]
+			ln.owners[last] = laneOwner{}
+			ln.owners = ln.owners[:last]
+			c.sh.matches--
+		}
+		return
+	}
+}
+
+// ownerState is what the scheduler keeps of one listener, under its lock: Close waits for
+// active to reach zero.
+type ownerState struct {
+	closed  bool          // the listener takes no new task
+	queued  int           // its tasks in lanes, not yet taken by a worker
+	active  int           // its tasks queued or in a worker's batch, and its inline deliveries
+	matches int           // lanes holding tasks of it
+	drained chan struct{} // closed once closed and active is zero
 }
 
 type laneState uint8
@@ -56,29 +106,37 @@ const (
 
 // worker is one worker's counters, padded so that workers do not share a cache line.
 type worker struct {
+	index     int
 	completed atomic.Uint64
-	busy      atomic.Bool // in a listener call
-	_         [48]byte
+	running   atomic.Pointer[OddsFeedListener] // whose listener call is in progress; nil between calls
+	_         [40]byte
+}
+
+// counter is a per-worker count of one listener, padded as worker is.
+type counter struct {
+	atomic.Uint64
+	_ [56]byte
 }
 
 // scheduler is the state shared by the dispatching side and the workers.
 type scheduler struct {
 	limit int
 
-	mu      sync.Mutex
-	work    sync.Cond // signalled when a lane becomes ready, and on close
-	space   sync.Cond // signalled when tasks leave the queue while a put waits for room
-	lanes   map[feed.URN]*lane
-	ready   ring[*lane]
-	free    []*lane
-	queued  int  // tasks in lanes, not yet taken by a worker
-	holding int  // workers holding a lane, and inline deliveries in progress
-	idle    int  // workers waiting for a ready lane
-	waking  bool // a worker was signalled and has not yet looked at the ready list
-	blocked int  // puts waiting for room
-	closed  bool // no new task is accepted; workers exit once every lane is done
+	mu         sync.Mutex
+	work       sync.Cond // signalled when a lane becomes ready, and on close
+	space      sync.Cond // signalled when tasks leave the queue while a put waits for room
+	lanes      map[feed.URN]*lane
+	ready      ring[*lane]
+	free       []*lane
+	queued     int    // tasks in lanes, not yet taken by a worker
+	holding    int    // workers holding a lane, and inline deliveries in progress
+	idle       int    // workers waiting for a ready lane
+	waking     bool   // a worker was signalled and has not yet looked at the ready list
+	blocked    int    // puts waiting for room
+	closed     bool   // no new task is accepted; workers exit once every lane is done
+	listeners  int    // listeners not yet closed and drained
+	dispatched uint64 // tasks accepted, inline deliveries included
 
-	abandon  atomic.Bool // Close ran out of time: drop what is queued
 	nBlocked atomic.Uint64
 }
 
@@ -91,11 +149,13 @@ func (s *scheduler) init(limit int) {
 
 // put appends t to the lane of match key, waiting while the queue is full.
 func (s *scheduler) put(ctx context.Context, key feed.URN, t *task) error {
+	o := t.owner
 	s.mu.Lock()
-	if s.queued >= s.limit && !s.closed {
+	if s.queued >= s.limit && !s.closed && !o.sh.closed {
 		s.nBlocked.Add(1)
+		o.blocked.Add(1)
 		s.blocked++
-		for s.queued >= s.limit && !s.closed {
+		for s.queued >= s.limit && !s.closed && !o.sh.closed {
 			if err := queue.Wait(ctx, &s.space); err != nil {
 				s.blocked--
 				s.mu.Unlock()
@@ -104,7 +164,7 @@ func (s *scheduler) put(ctx context.Context, key feed.URN, t *task) error {
 		}
 		s.blocked--
 	}
-	if s.closed {
+	if s.closed || o.sh.closed {
 		s.mu.Unlock()
 		return feed.ErrDispatcherClosed
 	}
@@ -113,7 +173,11 @@ func (s *scheduler) put(ctx context.Context, key feed.URN, t *task) error {
 		ln = s.laneLocked(key)
 	}
 	ln.tasks.push(*t)
+	ln.addOwner(o)
 	s.queued++
+	s.dispatched++
+	o.sh.queued++
+	o.sh.active++
 	if ln.state == laneFresh {
 		s.readyLocked(ln)
 	}
@@ -169,7 +233,9 @@ func (s *scheduler) take(batch []task) (*lane, []task) {
 	s.holding++
 	n := min(ln.tasks.len(), maxBatch)
 	for range n {
-		batch = append(batch, ln.tasks.pop())
+		t := ln.tasks.pop()
+		t.owner.sh.queued--
+		batch = append(batch, t)
 	}
 	s.queued -= n
 	if s.blocked > 0 {
@@ -180,15 +246,23 @@ func (s *scheduler) take(batch []task) (*lane, []task) {
 }
 
 // release gives ln back after its batch ran: to the ready list if tasks came meanwhile,
-// otherwise out of the map.
-func (s *scheduler) release(ln *lane) {
+// otherwise out of the map. It counts the batch's tasks out of their listeners, and
+// returns batch emptied, its messages let go.
+func (s *scheduler) release(ln *lane, batch []task) []task {
+	for i := range batch {
+		o := batch[i].owner
+		ln.dropOwner(o)
+		s.doneLocked(o)
+		batch[i] = task{}
+	}
+	batch = batch[:0]
 	s.holding--
 	if ln.tasks.len() > 0 {
 		// No wake-up: the releasing worker looks at the ready list next, and take wakes
 		// another worker if it leaves lanes behind.
 		ln.state = laneReady
 		s.ready.push(ln)
-		return
+		return batch
 	}
 	delete(s.lanes, ln.key)
 	ln.key = feed.URN{}
@@ -199,6 +273,20 @@ func (s *scheduler) release(ln *lane) {
 		s.free = append(s.free, ln)
 	}
 	s.exitIfDoneLocked()
+	return batch
+}
+
+// doneLocked counts one task (or inline delivery) of o as over, and tells o's Close when
+// it was the last one.
+func (s *scheduler) doneLocked(o *OddsFeedListener) {
+	if o.sh.active--; o.sh.active == 0 && o.sh.closed {
+		s.drainedLocked(o)
+	}
+}
+
+func (s *scheduler) drainedLocked(o *OddsFeedListener) {
+	s.listeners--
+	close(o.sh.drained)
 }
 
 // exitIfDoneLocked lets the idle workers exit once the scheduler is closed and nothing is
@@ -209,24 +297,50 @@ func (s *scheduler) exitIfDoneLocked() {
 	}
 }
 
-// hold registers work done outside the workers (an inline delivery) that Close must wait
-// for, as for a held lane; it reports false once the scheduler is closed.
-func (s *scheduler) hold() bool {
+// hold registers work of o done outside the workers (an inline delivery) that Close must
+// wait for, as for a held lane; it reports false once o or the scheduler is closed.
+func (s *scheduler) hold(o *OddsFeedListener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || o.sh.closed {
+		return false
+	}
+	s.holding++
+	s.dispatched++
+	o.sh.active++
+	return true
+}
+
+// unhold ends what hold registered.
+func (s *scheduler) unhold(o *OddsFeedListener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding--
+	s.doneLocked(o)
+	s.exitIfDoneLocked()
+}
+
+// join registers a new listener; it reports false once the scheduler is closed.
+func (s *scheduler) join(o *OddsFeedListener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	s.holding++
+	s.listeners++
 	return true
 }
 
-// unhold ends what hold registered.
-func (s *scheduler) unhold() {
+// closeOwner stops o's new tasks, and wakes o's puts waiting for room so that they give
+// up; o.sh.drained is closed once o's tasks are over.
+func (s *scheduler) closeOwner(o *OddsFeedListener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holding--
-	s.exitIfDoneLocked()
+	o.sh.closed = true
+	s.space.Broadcast()
+	if o.sh.active == 0 {
+		s.drainedLocked(o)
+	}
 }
 
 // close stops new tasks; the workers finish the queued ones and exit.
@@ -238,9 +352,9 @@ func (s *scheduler) close() {
 	s.mu.Unlock()
 }
 
-// stats reads the queue's gauges.
-func (s *scheduler) stats() (queued, matches int) {
+// ownerStats reads o's gauges.
+func (s *scheduler) ownerStats(o *OddsFeedListener) (queued, matches int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.queued, len(s.lanes)
+	return o.sh.queued, o.sh.matches
 }
