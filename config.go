@@ -43,11 +43,13 @@ type Config struct {
 	// that every process of one account shares the rate limits of a shared Ledger; its
 	// OnError and Logger default to the SDK's.
 	Recovery recovery.Config
-	// Concurrent, when set, delivers each session's messages through a concurrent
+	// Concurrent, when set, delivers the sessions' messages through the concurrent
 	// listener: matches in parallel, each match's messages in order (&concurrent.Config{}
-	// for its defaults). nil delivers serially, one listener call at a time in arrival
-	// order. Producer ups are held back until the recovery's messages are processed
-	// either way.
+	// for its defaults). The sessions share one concurrent.Pool: Threads is the number of
+	// workers in all, not per session, and QueueSize bounds the tasks waiting over all
+	// sessions; a match's messages keep their order across sessions. nil delivers
+	// serially, each session one listener call at a time in arrival order. Producer ups
+	// are held back until the recovery's messages are processed either way.
 	Concurrent *concurrent.Config
 	// QueueSize bounds each session's serial queue, when Concurrent is nil; 0 means
 	// feed.DefaultQueueSize.

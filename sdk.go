@@ -31,6 +31,7 @@ type SDK struct {
 	global    *concurrent.GlobalEventsListener
 	manager   *recovery.Manager
 	sessions  []*feed.Session
+	pool      *concurrent.Pool               // the workers of every session; nil with serial delivery
 	workers   []*concurrent.OddsFeedListener // nil entries with serial delivery
 	serial    []*concurrent.SerialListener   // nil entries with the concurrent listener
 	logger    *slog.Logger
@@ -107,6 +108,21 @@ func New(cfg Config) (*SDK, error) {
 	if err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
+	if cfg.Concurrent != nil {
+		cc := *cfg.Concurrent
+		if cc.OnError == nil {
+			cc.OnError = cfg.OnError
+		}
+		if cc.Logger == nil {
+			cc.Logger = cfg.Logger
+		}
+		// One pool for all sessions: Threads is the SDK's total, and a match's messages
+		// keep their order across sessions.
+		if s.pool, err = concurrent.NewPool(s.tracker, cc); err != nil {
+			s.discard()
+			return nil, fmt.Errorf("feedkit: Config.Concurrent: %w", err)
+		}
+	}
 	for i, sc := range cfg.Sessions {
 		if err := s.addSession(i, sc); err != nil {
 			s.discard()
@@ -121,17 +137,10 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 	var workers *concurrent.OddsFeedListener
 	var serial *concurrent.SerialListener
 	var stream *concurrent.Stream
-	if s.cfg.Concurrent != nil {
-		cc := *s.cfg.Concurrent
-		if cc.OnError == nil {
-			cc.OnError = s.cfg.OnError
-		}
-		if cc.Logger == nil {
-			cc.Logger = s.cfg.Logger
-		}
-		w, err := concurrent.NewOddsFeedListener(sc.Listener, s.tracker, cc)
+	if s.pool != nil {
+		w, err := s.pool.Listener(sc.Listener)
 		if err != nil {
-			return fmt.Errorf("feedkit: Config.Concurrent: %w", err)
+			return fmt.Errorf("feedkit: Config.Sessions[%d]: %w", i, err)
 		}
 		disp, workers, stream = w, w, w.Stream()
 	} else {
@@ -168,6 +177,9 @@ func (s *SDK) discard() {
 	for _, se := range s.sessions {
 		_ = se.Close(ctx)
 	}
+	if s.pool != nil {
+		_ = s.pool.Close(ctx)
+	}
 	_ = s.manager.Close(ctx)
 	_ = s.global.Close(ctx)
 }
@@ -201,8 +213,8 @@ func (s *SDK) Open(ctx context.Context) error {
 
 // Close stops the recovery manager (so that nothing a session still reads can wait on
 // it), then the sessions (their dispatchers deliver what they hold, and their connections
-// close), then the global listener. If ctx ends
-// first, what is still queued is abandoned and Close returns ctx.Err().
+// close), then the concurrent listener's worker pool, then the global listener. If ctx
+// ends first, what is still queued is abandoned and Close returns ctx.Err().
 func (s *SDK) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -221,6 +233,9 @@ func (s *SDK) closeAll(ctx context.Context) error {
 	for _, se := range s.sessions {
 		errs = append(errs, se.Close(ctx))
 	}
+	if s.pool != nil {
+		errs = append(errs, s.pool.Close(ctx))
+	}
 	errs = append(errs, s.global.Close(ctx))
 	return errors.Join(errs...)
 }
@@ -234,14 +249,16 @@ func (s *SDK) Producers() []recovery.ProducerState { return s.manager.Producers(
 // Stats is a snapshot of the SDK's counters.
 type Stats struct {
 	Sessions []feed.SessionStats
-	Delivery []DeliveryStats // per session
+	Delivery []DeliveryStats       // per session
+	Pool     *concurrent.PoolStats // the sessions' shared workers; nil with serial delivery
 	Recovery recovery.Stats
 	Global   concurrent.GlobalStats
 	Tasks    map[concurrent.RecoveryContext]concurrent.TaskCounts
 }
 
-// DeliveryStats is what one session's dispatcher did: the concurrent listener's counters,
-// or the serial dispatcher's.
+// DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
+// (the session's own tasks on the shared pool; Stats.Pool has the pool's), or the serial
+// dispatcher's.
 type DeliveryStats struct {
 	Concurrent *concurrent.Stats     // nil with serial delivery
 	Serial     *feed.DispatcherStats // nil with the concurrent listener
@@ -252,6 +269,10 @@ type DeliveryStats struct {
 func (s *SDK) Stats() Stats {
 	sessions := s.sessions // fixed by New
 	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot()}
+	if s.pool != nil {
+		ps := s.pool.Stats()
+		st.Pool = &ps
+	}
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())
 		var d DeliveryStats
