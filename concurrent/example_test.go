@@ -95,6 +95,56 @@ func ExampleNewOddsFeedListener() {
 	// dispatched 6 completed 6
 }
 
+// Two sessions' listeners share one pool of two workers: a match's messages, given in
+// turn to the live and the prematch listener, reach each customer listener in the order
+// they were given, and each listener counts its own tasks while the pool counts them all.
+func ExamplePool() {
+	tracker := concurrent.NewTaskLifecycleTracker()
+	pool, err := concurrent.NewPool(tracker, concurrent.Config{Threads: 2}) // 2 workers for both sessions
+	if err != nil {
+		log.Fatal(err)
+	}
+	liveLog, prematchLog := &e2eMatchLog{}, &e2eMatchLog{}
+	live, err := pool.Listener(liveLog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prematch, err := pool.Listener(prematchLog)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx := context.Background()
+	match := feed.MustParseURN("sr:match:1")
+	header := func(sec int64) feed.Header {
+		return feed.Header{Producer: 1, Event: match, Timestamp: time.Unix(sec, 0).UTC()}
+	}
+	for _, err := range []error{
+		live.OnOddsChange(ctx, &feed.OddsChange{Header: header(1)}),
+		prematch.OnOddsChange(ctx, &feed.OddsChange{Header: header(2)}),
+		live.OnBetStop(ctx, &feed.BetStop{Header: header(3)}),
+	} {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	// Each listener's Close delivers its own tasks; the pool closes after them.
+	for _, err := range []error{live.Close(ctx), prematch.Close(ctx), pool.Close(ctx)} {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	liveLog.print()
+	prematchLog.print()
+	fmt.Println("live", live.Stats().Completed, "prematch", prematch.Stats().Completed,
+		"pool", pool.Stats().Completed, "on", len(pool.Stats().Workers), "workers")
+	// Output:
+	// sr:match:1: odds_change@1 bet_stop@3
+	// sr:match:1: odds_change@2
+	// live 2 prematch 1 pool 3 on 2 workers
+}
+
 // A producer's up status is held back until the customer's odds listener has processed
 // every message of the recovery behind it. Here the tracker is driven by hand: one task of
 // the recovery is pending when the up arrives.
