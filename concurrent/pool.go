@@ -15,7 +15,8 @@ import (
 // (two sessions with Threads 8 run 8 workers, not 16). The messages of one match go
 // through one FIFO whichever listener dispatched them, so a match's order holds across
 // sessions; a match whose listener call stalls holds one worker, as with a pool of one
-// listener. Config.QueueSize bounds the tasks waiting over all the pool's listeners.
+// listener, and the match's messages from every session wait behind it. Config.QueueSize
+// bounds the tasks waiting over all the pool's listeners.
 //
 // Each listener (Listener) keeps its own customer listener, Stream, stats and Close;
 // close the pool after its listeners.
