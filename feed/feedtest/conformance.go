@@ -87,7 +87,7 @@ func subscribe(t *testing.T, h TransportHarness, p *probe, bindings ...string) f
 		t.Fatalf("Subscribe(%q) returned neither a subscription nor an error", bindings)
 	}
 	t.Cleanup(func() {
-		p.release()
+		p.Release()
 		closeSub(t, p, sub)
 	})
 	return sub

@@ -35,7 +35,7 @@ func testCloseStops(t *testing.T, h TransportHarness) {
 func testCloseWaitsForReceive(t *testing.T, h TransportHarness) {
 	p := newProbe(t, "subscriber")
 	sub := subscribeUp(t, h, p, "#")
-	p.hold()
+	p.Hold()
 	publish(t, h, suiteLiveKey, "m1")
 	p.expectMessage(t, suiteLiveKey, "m1") // held in Receive
 	publish(t, h, suiteLiveKey, "m2")
@@ -56,7 +56,7 @@ func testCloseWaitsForReceive(t *testing.T, h TransportHarness) {
 		t.Fatalf("Close returned (%v) while Receive was running", err)
 	default:
 	}
-	p.release()
+	p.Release()
 	if err := <-closed; err != nil {
 		t.Fatalf("Close after Receive returned: %v", err)
 	}

@@ -136,7 +136,7 @@ func testBodies(t *testing.T, h TransportHarness) {
 	}
 	got := make([]feed.Delivery, len(bodies))
 	for i := range bodies {
-		got[i] = p.expect(t, callReceive).d
+		got[i] = p.expect(t, CallReceive).Delivery
 	}
 	sendMarker(t, h, p)
 	for i, b := range bodies {
@@ -150,12 +150,15 @@ func testBodies(t *testing.T, h TransportHarness) {
 }
 
 // testOwnBodies: the body handed to a receiver is its own, for good: changing it
-// changes no other subscription's copy of the message.
+// changes no other subscription's copy of the message, and the publisher may reuse its
+// buffer once Publish has returned.
 func testOwnBodies(t *testing.T, h TransportHarness) {
 	a, b := newProbe(t, "a"), newProbe(t, "b")
 	subscribeUp(t, h, a, "#")
 	subscribeUp(t, h, b, "#")
-	publish(t, h, suiteLiveKey, "shared")
+	buf := []byte("shared")
+	publishBytes(t, h, suiteLiveKey, buf)
+	copy(buf, "XXXXXX") // the publisher reuses its buffer, as an AMQP client may
 	da := a.expectMessage(t, suiteLiveKey, "shared")
 	db := b.expectMessage(t, suiteLiveKey, "shared")
 	for i := range da.Body {
@@ -172,7 +175,7 @@ func testOwnBodies(t *testing.T, h TransportHarness) {
 func testReceivedAt(t *testing.T, h TransportHarness) {
 	p := newProbe(t, "subscriber")
 	subscribeUp(t, h, p, "#")
-	p.hold()
+	p.Hold()
 	before := time.Now()
 	publish(t, h, suiteLiveKey, "m1")
 	d1 := p.expectMessage(t, suiteLiveKey, "m1") // held in Receive
@@ -182,7 +185,7 @@ func testReceivedAt(t *testing.T, h TransportHarness) {
 	}
 	publish(t, h, suiteLiveKey, "m2") // waits for the receiver
 	released := time.Now()
-	p.release()
+	p.Release()
 	d2 := p.expectMessage(t, suiteLiveKey, "m2")
 	after = time.Now()
 	if d2.ReceivedAt.Before(released) || d2.ReceivedAt.After(after) {
@@ -196,14 +199,14 @@ func testBackPressure(t *testing.T, h TransportHarness) {
 	const held = 200
 	p := newProbe(t, "subscriber")
 	subscribeUp(t, h, p, "#")
-	p.hold()
+	p.Hold()
 	publish(t, h, suiteLiveKey, "first")
 	p.expectMessage(t, suiteLiveKey, "first") // held in Receive
 	for i := range held {
 		publish(t, h, suiteLiveKey, strconv.Itoa(i))
 	}
 	p.noCallsYet(t) // still held: a transport that called on would be calling concurrently
-	p.release()
+	p.Release()
 	for i := range held {
 		p.expectMessage(t, suiteLiveKey, strconv.Itoa(i))
 	}

@@ -84,9 +84,9 @@ type segment struct {
 	prev  int64 // the last message received on it; -1 before the first
 }
 
-func (s *segment) receive(t *testing.T, c call) {
+func (s *segment) receive(t *testing.T, c ReceiverCall) {
 	t.Helper()
-	i, err := strconv.ParseInt(string(c.d.Body), 10, 64)
+	i, err := strconv.ParseInt(string(c.Delivery.Body), 10, 64)
 	if err != nil {
 		t.Fatalf("unexpected %v", c)
 	}
@@ -144,8 +144,8 @@ func testNoOldMessageAfterDown(t *testing.T, h TransportHarness) {
 		pace.allow((k + 1) * every)
 		waitFor(k*every + every/2) // the drop falls mid-stream
 		h.Drop()
-		for c := p.next(t); c.kind != callDown; c = p.next(t) {
-			if c.kind != callReceive {
+		for c := p.next(t); c.Kind != CallReceiverDown; c = p.next(t) {
+			if c.Kind != CallReceive {
 				t.Fatalf("unexpected %v before the ConnectionDown of drop %d", c, k+1)
 			}
 			seg.receive(t, c)
@@ -166,8 +166,8 @@ func testNoOldMessageAfterDown(t *testing.T, h TransportHarness) {
 	publisher.Wait()
 
 	publish(t, h, markerKey, "marker")
-	for c := p.next(t); c.d.RoutingKey != markerKey; c = p.next(t) {
-		if c.kind != callReceive {
+	for c := p.next(t); c.Delivery.RoutingKey != markerKey; c = p.next(t) {
+		if c.Kind != CallReceive {
 			t.Fatalf("unexpected %v after the last drop", c)
 		}
 		seg.receive(t, c)

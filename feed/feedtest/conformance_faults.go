@@ -41,17 +41,17 @@ func testLossWhileReceiving(t *testing.T, h TransportHarness) {
 	const waiting = 5
 	p := newProbe(t, "subscriber")
 	subscribeUp(t, h, p, "#")
-	p.hold()
+	p.Hold()
 	publish(t, h, suiteLiveKey, "held")
 	p.expectMessage(t, suiteLiveKey, "held")
 	for i := range waiting {
 		publish(t, h, suiteLiveKey, strconv.Itoa(i))
 	}
 	h.Drop()
-	p.release()
+	p.Release()
 	arrived := 0
-	for c := p.next(t); c.kind != callDown; c = p.next(t) {
-		if c.kind != callReceive || c.d.RoutingKey != suiteLiveKey || string(c.d.Body) != strconv.Itoa(arrived) {
+	for c := p.next(t); c.Kind != CallReceiverDown; c = p.next(t) {
+		if c.Kind != CallReceive || c.Delivery.RoutingKey != suiteLiveKey || string(c.Delivery.Body) != strconv.Itoa(arrived) {
 			t.Fatalf("got %v, want message %d or ConnectionDown", c, arrived)
 		}
 		arrived++

@@ -1,9 +1,7 @@
 package feedtest
 
 import (
-	"bytes"
-	"fmt"
-	"sync"
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,58 +13,12 @@ import (
 // hang that fails only on a real one, however slow and busy the machine.
 const hangGuard = time.Minute
 
-// callKind says which Receiver method a transport called.
-type callKind int
-
-const (
-	callReceive callKind = iota
-	callUp
-	callDown
-)
-
-func (k callKind) String() string {
-	return [...]string{"Receive", "ConnectionUp", "ConnectionDown"}[k]
-}
-
-// call is one call a transport made to a Receiver.
-type call struct {
-	kind callKind
-	d    feed.Delivery // for Receive
-	err  error         // for ConnectionDown
-}
-
-func (c call) String() string {
-	switch c.kind {
-	case callReceive:
-		return fmt.Sprintf("Receive(%s, %q)", c.d.RoutingKey, abbreviate(c.d.Body))
-	case callDown:
-		return fmt.Sprintf("ConnectionDown(%v)", c.err)
-	}
-	return c.kind.String() + "()"
-}
-
-func abbreviate(b []byte) []byte {
-	if len(b) > 40 {
-		return append(bytes.Clone(b[:40]), "..."...)
-	}
-	return b
-}
-
-// probe is the feed.Receiver of the suite: it logs every call in order, for the test to
-// read at its own pace (the log is unbounded, so the transport never waits on the test),
-// and it catches what a test cannot see by reading: calls that overlap, and calls after
-// the subscription's Close returned. While held, Receive logs the delivery and then waits
-// until released: the test knows the transport is inside Receive and keeps it there, as
-// a busy session would.
+// probe is the feed.Receiver of the suite: a ReceiverRecorder, named in the failures,
+// that also catches what a test cannot see by reading: calls that overlap, and calls after
+// the subscription's Close returned.
 type probe struct {
-	t    *testing.T
+	*ReceiverRecorder
 	name string
-
-	mu      sync.Mutex
-	calls   []call
-	read    int           // calls already taken by next
-	changed chan struct{} // closed and replaced at every call
-	gate    chan struct{} // non-nil while held: Receive waits for it to close
 
 	inCall     atomic.Int32
 	overlapped atomic.Bool
@@ -79,9 +31,9 @@ var _ feed.Receiver = (*probe)(nil)
 // newProbe returns a probe whose breaches fail t when t ends.
 func newProbe(t *testing.T, name string) *probe {
 	t.Helper()
-	p := &probe{t: t, name: name, changed: make(chan struct{})}
+	p := &probe{ReceiverRecorder: NewReceiverRecorder(), name: name}
 	t.Cleanup(func() {
-		p.release()
+		p.Release()
 		if p.overlapped.Load() {
 			t.Errorf("%s: the transport called the receiver from two goroutines at once", p.name)
 		}
@@ -103,55 +55,25 @@ func (p *probe) enter() {
 
 func (p *probe) exit() { p.inCall.Add(-1) }
 
-func (p *probe) log(c call) (gate chan struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, c)
-	close(p.changed)
-	p.changed = make(chan struct{})
-	return p.gate
-}
-
-// Receive logs d and, while the probe is held, waits to be released.
+// Receive records d and, while the probe is held, waits to be released.
 func (p *probe) Receive(d feed.Delivery) {
 	p.enter()
 	defer p.exit()
-	if gate := p.log(call{kind: callReceive, d: d}); gate != nil {
-		<-gate
-	}
+	p.ReceiverRecorder.Receive(d)
 }
 
-// ConnectionDown logs the loss.
+// ConnectionDown records the loss.
 func (p *probe) ConnectionDown(err error) {
 	p.enter()
 	defer p.exit()
-	p.log(call{kind: callDown, err: err})
+	p.ReceiverRecorder.ConnectionDown(err)
 }
 
-// ConnectionUp logs the connection.
+// ConnectionUp records the connection.
 func (p *probe) ConnectionUp() {
 	p.enter()
 	defer p.exit()
-	p.log(call{kind: callUp})
-}
-
-// hold makes the next calls of Receive wait until release.
-func (p *probe) hold() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.gate == nil {
-		p.gate = make(chan struct{})
-	}
-}
-
-// release lets every waiting and later Receive return.
-func (p *probe) release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.gate != nil {
-		close(p.gate)
-		p.gate = nil
-	}
+	p.ReceiverRecorder.ConnectionUp()
 }
 
 // closedNow records that the subscription's Close has returned: from here on, any call
@@ -159,45 +81,34 @@ func (p *probe) release() {
 func (p *probe) closedNow() { p.closed.Store(true) }
 
 // next returns the next call, waiting for it.
-func (p *probe) next(t *testing.T) call {
+func (p *probe) next(t *testing.T) ReceiverCall {
 	t.Helper()
-	deadline := time.NewTimer(hangGuard)
-	defer deadline.Stop()
-	for {
-		p.mu.Lock()
-		if p.read < len(p.calls) {
-			c := p.calls[p.read]
-			p.read++
-			p.mu.Unlock()
-			return c
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		select {
-		case <-changed:
-		case <-deadline.C:
-			t.Fatalf("%s: no call to the receiver within %v", p.name, hangGuard)
-		}
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	defer cancel()
+	c, err := p.Next(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", p.name, err)
 	}
+	return c
 }
 
 // expect fails t unless the next call is of kind k.
-func (p *probe) expect(t *testing.T, k callKind) call {
+func (p *probe) expect(t *testing.T, k ReceiverCallKind) ReceiverCall {
 	t.Helper()
 	c := p.next(t)
-	if c.kind != k {
+	if c.Kind != k {
 		t.Fatalf("%s: got %v, want a call of %v", p.name, c, k)
 	}
 	return c
 }
 
 // expectUp fails t unless the next call is ConnectionUp.
-func (p *probe) expectUp(t *testing.T) { t.Helper(); p.expect(t, callUp) }
+func (p *probe) expectUp(t *testing.T) { t.Helper(); p.expect(t, CallReceiverUp) }
 
 // expectDown fails t unless the next call is ConnectionDown with a cause.
 func (p *probe) expectDown(t *testing.T) {
 	t.Helper()
-	if c := p.expect(t, callDown); c.err == nil {
+	if c := p.expect(t, CallReceiverDown); c.Err == nil {
 		t.Fatalf("%s: ConnectionDown without a cause", p.name)
 	}
 }
@@ -205,11 +116,11 @@ func (p *probe) expectDown(t *testing.T) {
 // expectMessage fails t unless the next call is the Receive of body with key.
 func (p *probe) expectMessage(t *testing.T, key, body string) feed.Delivery {
 	t.Helper()
-	c := p.expect(t, callReceive)
-	if c.d.RoutingKey != key || string(c.d.Body) != body {
+	c := p.expect(t, CallReceive)
+	if c.Delivery.RoutingKey != key || string(c.Delivery.Body) != body {
 		t.Fatalf("%s: got %v, want Receive(%s, %q)", p.name, c, key, body)
 	}
-	return c.d
+	return c.Delivery
 }
 
 // noCallsYet fails t if a call is waiting to be read. It proves something only where
@@ -217,9 +128,7 @@ func (p *probe) expectMessage(t *testing.T, key, body string) feed.Delivery {
 // publishing order), or after Close returned.
 func (p *probe) noCallsYet(t *testing.T) {
 	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.read < len(p.calls) {
-		t.Fatalf("%s: unexpected %v", p.name, p.calls[p.read])
+	if u := p.Unread(); len(u) > 0 {
+		t.Fatalf("%s: unexpected %v", p.name, u[0])
 	}
 }

@@ -85,7 +85,7 @@ func testSubscribeContextBoundsCallOnly(t *testing.T, h TransportHarness) {
 	if err != nil {
 		t.Fatalf("Subscribe: %v", err)
 	}
-	t.Cleanup(func() { p.release(); closeSub(t, p, sub) })
+	t.Cleanup(func() { p.Release(); closeSub(t, p, sub) })
 	p.expectUp(t)
 	cancel()
 

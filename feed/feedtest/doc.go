@@ -4,6 +4,8 @@
 // traffic into it (or into any Publisher), answers recovery requests like the feed's API,
 // injects faults, and records what it sent so that a test can prove nothing was lost.
 // Recorder, GlobalRecorder and SnapshotWaiter stand in for a session's listener, global
-// events listener and system handler: they record what they are handed, and a test waits
-// on them rather than polling.
+// events listener and system handler, and ReceiverRecorder for the receiver a session
+// gives its transport: they record what they are handed, and a test waits on them rather
+// than polling. TestTransport holds a transport, the Broker or your own, to the promises
+// of feed.Transport.
 package feedtest

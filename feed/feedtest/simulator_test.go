@@ -453,7 +453,7 @@ type recoveryFixture struct {
 	b   *feedtest.Broker
 	sim *feedtest.Simulator
 	srv *httptest.Server
-	r   *fakeReceiver
+	r   *feedtest.ReceiverRecorder
 }
 
 func newRecoveryFixture(t *testing.T) *recoveryFixture {
@@ -470,7 +470,7 @@ func newRecoveryFixture(t *testing.T) *recoveryFixture {
 // subscribe binds the receiver after the live traffic, so that it sees only replays.
 func (f *recoveryFixture) subscribe(t *testing.T) {
 	t.Helper()
-	f.r = newFakeReceiver()
+	f.r = feedtest.NewReceiverRecorder()
 	subscribe(t, f.b, f.r, feed.AllMessages.BindingKeys(feed.Node(7))...)
 }
 
@@ -511,7 +511,7 @@ func (f *recoveryFixture) liveEvents(keep func(feedtest.Sent) bool) []feedtest.S
 func (f *recoveryFixture) expectReplay(t *testing.T, want []feedtest.Sent, producer int, requestID int64, node feed.NodeID) {
 	t.Helper()
 	for i, s := range want {
-		d := f.r.expect(t, callReceive).d
+		d := expect(t, f.r, feedtest.CallReceive).Delivery
 		key, err := feed.ParseRoutingKey(d.RoutingKey)
 		require.NoError(t, err)
 		wantKey := s.Key
@@ -522,11 +522,11 @@ func (f *recoveryFixture) expectReplay(t *testing.T, want []feedtest.Sent, produ
 		wantMsg.MessageHeader().RequestID = requestID
 		require.Equal(t, wantMsg, decode(t, key.Type, d.Body), "replayed message %d: the live message with the request id", i)
 	}
-	d := f.r.expect(t, callReceive).d
+	d := expect(t, f.r, feedtest.CallReceive).Delivery
 	require.Equal(t, feed.RoutingKey{Type: feed.MessageSnapshotComplete, Node: node}.String(), d.RoutingKey)
 	assert.Equal(t, &feed.SnapshotComplete{Header: feed.Header{Producer: producer, RequestID: requestID, Timestamp: f.fc.Now()}},
 		decode(t, feed.MessageSnapshotComplete, d.Body))
-	f.r.noMoreCalls(t) // the replay was the last thing published
+	f.r.RequireNone(t) // the replay was the last thing published
 }
 
 func TestRecoveryReplaysTheProducersMessagesSinceAfter(t *testing.T) {
@@ -700,12 +700,12 @@ func TestSimulatorDropConnection(t *testing.T) {
 		f.subscribe(t)
 		dropped := make(chan error, 1)
 		go func() { dropped <- f.sim.DropConnection(t.Context(), time.Second) }()
-		f.r.expect(t, callDown)
+		expect(t, f.r, feedtest.CallReceiverDown)
 		f.fc.BlockUntil(1)
 		require.NoError(t, f.sim.Publish(t.Context(), 5)) // lost: published while down
 		f.fc.Advance(time.Second)
 		require.NoError(t, <-dropped)
-		f.r.expect(t, callUp)
+		expect(t, f.r, feedtest.CallReceiverUp)
 		assert.Equal(t, uint64(5), f.b.Stats().LostWhileDown)
 	})
 	t.Run("publisher that cannot", func(t *testing.T) {
