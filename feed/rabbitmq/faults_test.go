@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/clock/clocktest"
+	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/faultproxy"
 )
@@ -29,13 +30,14 @@ func (b broker) proxied(t *testing.T) (*faultproxy.Proxy, rabbitmq.Config) {
 	return p, cfg
 }
 
-// publishAndReceive publishes one message for match id and waits until r has n messages.
-func publishAndReceive(t *testing.T, pub *rabbitmq.Publisher, r *receiver, id int64, n int) {
+// publishAndReceive publishes one message for match id and fails t unless it is r's next
+// call.
+func publishAndReceive(t *testing.T, pub *rabbitmq.Publisher, r *feedtest.ReceiverRecorder, id int64) {
 	t.Helper()
 	key, body := betStop(id)
 	require.NoError(t, pub.Publish(t.Context(), key, body))
 	require.NoError(t, pub.Flush(t.Context()))
-	r.waitFor(t, n)
+	expectReceive(t, r, key)
 }
 
 func TestBrokerDownAtStart(t *testing.T) {
@@ -49,7 +51,7 @@ func TestBrokerDownAtStart(t *testing.T) {
 	const delay = time.Second
 	cfg.ReconnectDelay, cfg.MaxReconnectDelay = delay, delay
 	tr := b.transport(t, cfg)
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
 	require.NoError(t, err, "an unreachable broker is no error at start: the transport retries")
 	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
@@ -63,16 +65,12 @@ func TestBrokerDownAtStart(t *testing.T) {
 	clk.BlockUntil(1)
 	assert.Equal(t, uint64(3), tr.Stats().FailedAttempts)
 	assert.Zero(t, tr.Stats().Connects)
-	select {
-	case e := <-r.events:
-		t.Fatalf("no connection change while the broker was never reached, got %q", e)
-	default:
-	}
+	r.RequireNone(t) // no connection change while the broker was never reached
 
 	require.NoError(t, proxy.Accept()) // the broker is up
 	clk.Advance(delay)
-	require.Equal(t, "up", r.next(t))
-	publishAndReceive(t, b.publisher(t), r, 1, 1)
+	expectUp(t, r)
+	publishAndReceive(t, b.publisher(t), r, 1)
 	assert.Equal(t, uint64(1), tr.Stats().Connects)
 }
 
@@ -80,15 +78,15 @@ func TestReconnectAfterANetworkReset(t *testing.T) {
 	b := newBroker(t)
 	proxy, cfg := b.proxied(t)
 	tr := b.transport(t, cfg)
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	subscribeAll(t, tr, r)
 	pub := b.publisher(t)
-	publishAndReceive(t, pub, r, 1, 1)
+	publishAndReceive(t, pub, r, 1)
 
 	proxy.Cut()
-	assert.Contains(t, r.next(t), "down: ")
-	require.Equal(t, "up", r.next(t))
-	publishAndReceive(t, pub, r, 2, 2)
+	expectDown(t, r)
+	expectUp(t, r)
+	publishAndReceive(t, pub, r, 2)
 	st := tr.Stats()
 	assert.Equal(t, uint64(2), st.Connects)
 	assert.Equal(t, uint64(1), st.ConnectionDrops)
@@ -101,14 +99,14 @@ func TestSilentBrokerIsDetectedByHeartbeats(t *testing.T) {
 	proxy, cfg := b.proxied(t)
 	cfg.Heartbeat = time.Second
 	tr := b.transport(t, cfg)
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	subscribeAll(t, tr, r)
 
 	proxy.Freeze()
-	assert.Contains(t, r.next(t), "down: ", "three missed heartbeats end the connection")
+	expectDown(t, r) // three missed heartbeats end the connection
 	proxy.Thaw()
-	require.Equal(t, "up", r.next(t))
-	publishAndReceive(t, b.publisher(t), r, 1, 1)
+	expectUp(t, r)
+	publishAndReceive(t, b.publisher(t), r, 1)
 }
 
 // TestCloseIsPromptInEveryState closes subscriptions caught in each state of the
@@ -129,7 +127,7 @@ func TestCloseIsPromptInEveryState(t *testing.T) {
 		proxy, cfg := b.proxied(t)
 		require.NoError(t, proxy.Refuse())
 		cfg.ReconnectDelay, cfg.MaxReconnectDelay = time.Hour, time.Hour
-		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, newReceiver())
+		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, feedtest.NewReceiverRecorder())
 		require.NoError(t, err)
 		closeWithin(t, sub)
 	})
@@ -138,23 +136,23 @@ func TestCloseIsPromptInEveryState(t *testing.T) {
 		cfg.DialTimeout = time.Hour
 		cfg.Heartbeat = time.Minute
 		cfg.ReconnectDelay = time.Millisecond
-		r := newReceiver()
+		r := feedtest.NewReceiverRecorder()
 		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
 		require.NoError(t, err)
-		require.Equal(t, "up", r.next(t))
+		expectUp(t, r)
 		proxy.Freeze()
 		proxy.Cut() // the transport reconnects into a network that forwards nothing
-		require.Contains(t, r.next(t), "down: ")
+		expectDown(t, r)
 		require.NoError(t, proxy.WaitAccepted(waitCtx(t), 2), "the reconnection is under way")
 		closeWithin(t, sub)
 	})
 	t.Run("consuming from a silent broker", func(t *testing.T) {
 		proxy, cfg := b.proxied(t)
 		cfg.Heartbeat = time.Minute // three of them before a silent broker is given up
-		r := newReceiver()
+		r := feedtest.NewReceiverRecorder()
 		sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
 		require.NoError(t, err)
-		require.Equal(t, "up", r.next(t))
+		expectUp(t, r)
 		proxy.Freeze() // the graceful AMQP close gets no answer
 		closeWithin(t, sub)
 	})
@@ -168,12 +166,12 @@ func TestHandshakeStallIsRetriedNotRefused(t *testing.T) {
 	proxy, cfg := b.proxied(t)
 	cfg.DialTimeout = 500 * time.Millisecond
 	proxy.Freeze()
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	sub, err := b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, r)
 	require.NoError(t, err, "a stalled handshake is not a refusal")
 	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
 	proxy.Thaw()
-	require.Equal(t, "up", r.next(t))
+	expectUp(t, r)
 }
 
 // TestPublisherOnASilentNetwork fills the socket of a publisher whose network went

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
@@ -70,12 +70,40 @@ func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error
 
 // subscribeAll subscribes r to every message through tr, waits for ConnectionUp and
 // closes the subscription when the test ends.
-func subscribeAll(t *testing.T, tr *rabbitmq.Transport, r *receiver) {
+func subscribeAll(t *testing.T, tr *rabbitmq.Transport, r *feedtest.ReceiverRecorder) {
 	t.Helper()
 	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
-	require.Equal(t, "up", r.next(t))
+	t.Cleanup(func() {
+		r.Release() // a test that failed midway must not leave Close waiting on Receive
+		require.NoError(t, sub.Close(context.Background()))
+	})
+	expectUp(t, r)
+}
+
+// expectUp fails t unless r's next call is ConnectionUp.
+func expectUp(t *testing.T, r *feedtest.ReceiverRecorder) {
+	t.Helper()
+	c := r.RequireNext(t)
+	require.Equal(t, feedtest.CallReceiverUp, c.Kind, "got %v", c)
+}
+
+// expectDown fails t unless r's next call is ConnectionDown, and returns its cause.
+func expectDown(t *testing.T, r *feedtest.ReceiverRecorder) error {
+	t.Helper()
+	c := r.RequireNext(t)
+	require.Equal(t, feedtest.CallReceiverDown, c.Kind, "got %v", c)
+	require.Error(t, c.Err, "ConnectionDown without a cause")
+	return c.Err
+}
+
+// expectReceive fails t unless r's next call is the Receive of a message with key.
+func expectReceive(t *testing.T, r *feedtest.ReceiverRecorder, key string) feed.Delivery {
+	t.Helper()
+	c := r.RequireNext(t)
+	require.Equal(t, feedtest.CallReceive, c.Kind, "got %v", c)
+	require.Equal(t, key, c.Delivery.RoutingKey, "got %v", c)
+	return c.Delivery
 }
 
 // openSession opens a session on tr and closes it when the test ends.
@@ -90,91 +118,6 @@ func openSession(t *testing.T, tr feed.Transport, cfg feed.SessionConfig) *feed.
 		require.NoError(t, s.Close(ctx))
 	})
 	return s
-}
-
-// connEvents is a GlobalEventsListener that passes connection changes on a channel.
-type connEvents struct {
-	feed.BaseGlobalEventsListener
-	ch chan string
-}
-
-func newConnEvents() *connEvents { return &connEvents{ch: make(chan string, 64)} }
-
-func (c *connEvents) OnConnectionDown(_ context.Context, err error) { c.ch <- "down: " + err.Error() }
-func (c *connEvents) OnConnectionUp(context.Context)                { c.ch <- "up" }
-
-// next returns the next connection change.
-func (c *connEvents) next(t *testing.T) string {
-	t.Helper()
-	return nextChange(t, c.ch)
-}
-
-// nextChange returns the next connection change reported on ch.
-func nextChange(t *testing.T, ch <-chan string) string {
-	t.Helper()
-	select {
-	case e := <-ch:
-		return e
-	case <-time.After(waitTimeout):
-		t.Fatal("no connection change reported")
-		return ""
-	}
-}
-
-// receiver is a feed.Receiver that records what a transport hands it.
-type receiver struct {
-	mu      sync.Mutex
-	keys    []string
-	changed chan struct{}
-	events  chan string // "up" and "down: cause"
-	block   chan struct{}
-}
-
-func newReceiver() *receiver {
-	return &receiver{changed: make(chan struct{}), events: make(chan string, 64)}
-}
-
-func (r *receiver) Receive(d feed.Delivery) {
-	if r.block != nil {
-		<-r.block
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.keys = append(r.keys, d.RoutingKey)
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-func (r *receiver) ConnectionDown(err error) { r.events <- "down: " + err.Error() }
-func (r *receiver) ConnectionUp()            { r.events <- "up" }
-
-func (r *receiver) received() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.keys...)
-}
-
-// waitFor blocks until n messages have been received.
-func (r *receiver) waitFor(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		r.mu.Lock()
-		got, changed := len(r.keys), r.changed
-		r.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("received %d messages, want %d", got, n)
-		}
-	}
-}
-
-func (r *receiver) next(t *testing.T) string {
-	t.Helper()
-	return nextChange(t, r.events)
 }
 
 // betStop returns the body of a bet_stop for match id, and its routing key.

@@ -23,11 +23,11 @@ import (
 func TestSubscriptionReceivesWhatItsBindingsMatch(t *testing.T) {
 	b := newBroker(t)
 	tr := b.transport(t, b.config(t))
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	sub, err := tr.Subscribe(t.Context(), []string{"*.*.live.bet_stop.#", "#.sr:match.7.-"}, r)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
-	assert.Equal(t, "up", r.next(t), "ConnectionUp comes first, once the queue consumes")
+	expectUp(t, r) // ConnectionUp comes first, once the queue consumes
 
 	pub := b.publisher(t)
 	keys := []string{
@@ -41,11 +41,13 @@ func TestSubscriptionReceivesWhatItsBindingsMatch(t *testing.T) {
 		require.NoError(t, pub.Publish(t.Context(), k, []byte("<x/>")))
 	}
 	require.NoError(t, pub.Flush(t.Context()))
-	r.waitFor(t, 3)
+	for _, k := range []string{keys[0], keys[2], keys[4]} {
+		expectReceive(t, r, k)
+	}
 	// A marker after the rest proves nothing more is coming.
 	require.NoError(t, pub.Publish(t.Context(), "hi.-.live.bet_stop.1.sr:match.99.-", []byte("<x/>")))
-	r.waitFor(t, 4)
-	assert.Equal(t, []string{keys[0], keys[2], keys[4], "hi.-.live.bet_stop.1.sr:match.99.-"}, r.received())
+	expectReceive(t, r, "hi.-.live.bet_stop.1.sr:match.99.-")
+	r.RequireNone(t)
 	// The reading goroutine counts a delivery once the receiver has returned: Close, which
 	// waits for that goroutine, makes the counts final.
 	require.NoError(t, sub.Close(t.Context()))
@@ -97,11 +99,11 @@ func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	cfg := b.config(t)
 	cfg.Clock = clk
-	global := newConnEvents()
+	global := feedtest.NewGlobalRecorder()
 	rec := feedtest.NewRecorder()
 	tr := b.transport(t, cfg)
 	s := openSession(t, tr, feed.SessionConfig{Listener: rec, Global: global})
-	require.Equal(t, "up", global.next(t))
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 	pub := b.publisher(t)
 	publish := func(from, to int64) {
 		for id := from; id < to; id++ {
@@ -114,13 +116,13 @@ func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	publish(1, 101)
 	require.NoError(t, rec.Wait(waitCtx(t), 100))
 	require.Equal(t, 1, testenv.CloseAMQPConnections(t, b.name, "feedkit test: broker closes the connection"))
-	down := global.next(t)
+	down := global.RequireNext(t).String()
 	assert.Contains(t, down, "CONNECTION_FORCED", "the broker's reason reaches the listener")
 
 	clk.BlockUntil(1) // the transport waits to reconnect
 	publish(101, 151) // no queue is bound: lost, for recovery to fetch
 	clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
-	require.Equal(t, "up", global.next(t))
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 	publish(151, 251)
 	require.NoError(t, rec.Wait(waitCtx(t), 200))
 
@@ -154,19 +156,19 @@ func TestReconnectMidStream(t *testing.T) {
 	pub := b.publisher(t)
 	sim, err := feedtest.NewSimulator(wholeWrites{pub}, feedtest.SimulatorConfig{Matches: 30, Rate: 3000, Seed: 11, HistoryBytes: 1 << 30})
 	require.NoError(t, err)
-	global := newConnEvents()
+	global := feedtest.NewGlobalRecorder()
 	rec := feedtest.NewRecorder()
 	tr := b.transport(t, b.config(t))
 	openSession(t, tr, feed.SessionConfig{Listener: rec, Global: global})
-	require.Equal(t, "up", global.next(t))
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- sim.Run(ctx) }()
 	require.NoError(t, rec.Wait(waitCtx(t), 500))
 	require.Equal(t, 1, testenv.CloseAMQPConnections(t, b.name, "feedkit test: mid-stream"))
-	assert.Contains(t, global.next(t), "CONNECTION_FORCED")
-	require.Equal(t, "up", global.next(t))
+	assert.Contains(t, global.RequireNext(t).String(), "CONNECTION_FORCED")
+	require.Equal(t, "connection up", global.RequireNext(t).String())
 	after := rec.Len()
 	require.NoError(t, rec.Wait(waitCtx(t), after+500), "consumption goes on after the reconnection")
 	stop()
@@ -294,7 +296,7 @@ func TestSubscribeRefusesBadCredentialsAtOnce(t *testing.T) {
 	cfg.URL = strings.Replace(b.url, "guest:guest@", "guest:wrong@", 1)
 	require.NotEqual(t, b.url, cfg.URL, "the test URL has guest credentials")
 	tr := b.transport(t, cfg)
-	_, err := tr.Subscribe(t.Context(), []string{"#"}, newReceiver())
+	_, err := tr.Subscribe(t.Context(), []string{"#"}, feedtest.NewReceiverRecorder())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, amqp.ErrCredentials)
 	assert.NotContains(t, err.Error(), "wrong", "the password is not in the error")
@@ -302,7 +304,7 @@ func TestSubscribeRefusesBadCredentialsAtOnce(t *testing.T) {
 
 	cfg = b.config(t)
 	cfg.VirtualHost = "feedkit-no-such-vhost"
-	_, err = b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, newReceiver())
+	_, err = b.transport(t, cfg).Subscribe(t.Context(), []string{"#"}, feedtest.NewReceiverRecorder())
 	require.Error(t, err, "a virtual host we may not use is refused at once")
 }
 
@@ -313,13 +315,15 @@ func TestPrefetchBoundsWhatABlockedConsumerHolds(t *testing.T) {
 	b := newBroker(t)
 	cfg := b.config(t)
 	cfg.Prefetch = 10
-	r := newReceiver()
-	r.block = make(chan struct{})
+	r := feedtest.NewReceiverRecorder()
+	r.Hold()
 	subscribeAll(t, b.transport(t, cfg), r)
 	pub := b.publisher(t)
+	var keys []string
 	for id := range int64(100) {
 		key, body := betStop(id + 1)
 		require.NoError(t, pub.Publish(t.Context(), key, body))
+		keys = append(keys, key)
 	}
 	require.NoError(t, pub.Flush(t.Context()))
 
@@ -332,18 +336,10 @@ func TestPrefetchBoundsWhatABlockedConsumerHolds(t *testing.T) {
 	assert.Equal(t, 10, unacked, "the broker sent Prefetch messages ahead, no more")
 	assert.Equal(t, 90, ready, "and holds the rest")
 
-	close(r.block)
-	r.waitFor(t, 100)
-	var ids []string
-	for _, k := range r.received() {
-		ids = append(ids, strings.Split(k, ".")[6])
+	r.Release()
+	for _, k := range keys { // all of them, in order
+		expectReceive(t, r, k)
 	}
-	assert.Len(t, ids, 100)
-	assert.True(t, slices.IsSortedFunc(ids, func(a, b string) int {
-		x, _ := strconv.Atoi(a)
-		y, _ := strconv.Atoi(b)
-		return x - y
-	}), "in order")
 }
 
 func TestPublisherReportsAMissingExchange(t *testing.T) {
@@ -363,19 +359,15 @@ func TestPublisherReportsAMissingExchange(t *testing.T) {
 
 func TestCloseEndsTheSubscription(t *testing.T) {
 	b := newBroker(t)
-	r := newReceiver()
+	r := feedtest.NewReceiverRecorder()
 	tr := b.transport(t, b.config(t))
 	sub, err := tr.Subscribe(t.Context(), []string{"#"}, r)
 	require.NoError(t, err)
-	require.Equal(t, "up", r.next(t))
+	expectUp(t, r)
 	require.NoError(t, sub.Close(t.Context()))
 	require.NoError(t, sub.Close(t.Context()), "a second Close is harmless")
 	// The queue went with the connection: the vhost has none.
 	vhost := b.url[strings.LastIndex(b.url, "/")+1:]
 	assert.Empty(t, strings.TrimSpace(testenv.RabbitMQCtl(t, "list_queues", "-p", vhost, "--silent", "name")))
-	select {
-	case e := <-r.events:
-		t.Fatalf("no connection change after Close, got %q", e)
-	default:
-	}
+	r.RequireNone(t) // no connection change after Close
 }
