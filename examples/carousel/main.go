@@ -55,24 +55,44 @@ type options struct {
 }
 
 func main() {
-	var o options
-	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
-	flag.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
-	flag.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")
-	flag.StringVar(&o.notifier, "notifier", "", "`URL` to POST republished items to (default: a local notifier that counts them)")
-	flag.StringVar(&o.metadata, "metadata", "", "progress `file` without -pg (default: a new one in a temporary directory)")
-	flag.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
-	flag.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
-	flag.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
-	flag.BoolVar(&o.verbose, "v", false, "log every cycle event")
-	flag.Parse()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
 
+// command runs the program with the command line's arguments and returns its exit
+// status: 0 after -h, which prints the usage, and 1 for a bad flag or a failed run.
+func command(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "carousel:", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "carousel:", err)
-		os.Exit(1)
+	if err := run(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "carousel:", err)
+		return 1
 	}
+	return 0
+}
+
+// parseFlags reads the command line; -h, and a bad flag, print the usage to out.
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("carousel", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
+	fs.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
+	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")
+	fs.StringVar(&o.notifier, "notifier", "", "`URL` to POST republished items to (default: a local notifier that counts them)")
+	fs.StringVar(&o.metadata, "metadata", "", "progress `file` without -pg (default: a new one in a temporary directory)")
+	fs.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
+	fs.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
+	fs.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
+	fs.BoolVar(&o.verbose, "v", false, "log every cycle event")
+	return o, fs.Parse(args)
 }
 
 // run runs the carousel until ctx ends, o.duration has passed or o.until is satisfied,

@@ -55,39 +55,62 @@ type options struct {
 }
 
 func main() {
-	var o options
-	flag.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
-	flag.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
-	flag.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")
-	flag.StringVar(&o.queue, "queue", "", "RabbitMQ `queue` (default lock-readings)")
-	flag.IntVar(&o.consumers, "consumers", 0, "queue consumers (default 4 on RabbitMQ, 2 in process)")
-	flag.IntVar(&o.prefetch, "prefetch", 0, "RabbitMQ prefetch per consumer (default 500)")
-	flag.IntVar(&o.batch, "batch", 0, "most readings stored in one write (default 250)")
-	flag.DurationVar(&o.silence, "silence", time.Hour, "a sensor silent this long is lost (with -simulate and not set: 3s)")
-	flag.StringVar(&o.retry, "retry", "exp", "retry schedule: exp (capped exponential with jitter) or log (the logarithmic one)")
-	flag.DurationVar(&o.retryUnit, "retry-unit", time.Second, "the retry schedule's first delay")
-	flag.IntVar(&o.attempts, "attempts", 10, "attempts per notification before it is dead")
-	flag.BoolVar(&o.simulate, "simulate", true, "play sensors and clients (registering them)")
-	flag.IntVar(&o.sensors, "sensors", 12, "with -simulate: how many sensors")
-	flag.DurationVar(&o.every, "every", 200*time.Millisecond, "with -simulate: how often each sensor sends a reading")
-	flag.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
-	flag.BoolVar(&o.verbose, "v", false, "log every refused reading, loss and dead notification")
-	flag.Parse()
-	silenceSet := false
-	flag.Visit(func(f *flag.Flag) { silenceSet = silenceSet || f.Name == "silence" })
-	if o.simulate && !silenceSet {
-		o.silence = 3 * time.Second // so that the simulated silence is found while you watch
-	}
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
 
+// command runs the program with the command line's arguments and returns its exit
+// status: 0 after -h, which prints the usage, and 1 for a bad flag or a failed run.
+func command(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "locksensors:", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal stops the service (with -simulate, once it has settled, for the
 	// summary); a second one ends the process at once.
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "locksensors:", err)
-		os.Exit(1)
+	if err := run(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "locksensors:", err)
+		return 1
 	}
+	return 0
+}
+
+// parseFlags reads the command line; -h, and a bad flag, print the usage to out.
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("locksensors", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
+	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
+	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")
+	fs.StringVar(&o.queue, "queue", "", "RabbitMQ `queue` (default lock-readings)")
+	fs.IntVar(&o.consumers, "consumers", 0, "queue consumers (default 4 on RabbitMQ, 2 in process)")
+	fs.IntVar(&o.prefetch, "prefetch", 0, "RabbitMQ prefetch per consumer (default 500)")
+	fs.IntVar(&o.batch, "batch", 0, "most readings stored in one write (default 250)")
+	fs.DurationVar(&o.silence, "silence", time.Hour, "a sensor silent this long is lost (with -simulate and not set: 3s)")
+	fs.StringVar(&o.retry, "retry", "exp", "retry schedule: exp (capped exponential with jitter) or log (the logarithmic one)")
+	fs.DurationVar(&o.retryUnit, "retry-unit", time.Second, "the retry schedule's first delay")
+	fs.IntVar(&o.attempts, "attempts", 10, "attempts per notification before it is dead")
+	fs.BoolVar(&o.simulate, "simulate", true, "play sensors and clients (registering them)")
+	fs.IntVar(&o.sensors, "sensors", 12, "with -simulate: how many sensors")
+	fs.DurationVar(&o.every, "every", 200*time.Millisecond, "with -simulate: how often each sensor sends a reading")
+	fs.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
+	fs.BoolVar(&o.verbose, "v", false, "log every refused reading, loss and dead notification")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	silenceSet := false
+	fs.Visit(func(f *flag.Flag) { silenceSet = silenceSet || f.Name == "silence" })
+	if o.simulate && !silenceSet {
+		o.silence = 3 * time.Second // so that the simulated silence is found while you watch
+	}
+	return o, nil
 }
 
 // run runs the service until ctx ends or o.duration has passed. With o.simulate it

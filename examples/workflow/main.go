@@ -40,12 +40,23 @@ import (
 )
 
 func main() {
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command runs the program with the command line's arguments and returns its exit
+// status: 0 after -h, which prints the usage, and 1 for a bad flag or a failed run.
+func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "workflow:", err)
-		os.Exit(1)
+	err := run(ctx, args, stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "workflow:", err)
+		return 1
 	}
+	return 0
 }
 
 type options struct {
