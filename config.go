@@ -42,6 +42,15 @@ type Config struct {
 	// of Sessions. Its Account defaults to one derived from RecoveryAPI.AccessToken, so
 	// that every process of one account shares the rate limits of a shared Ledger; its
 	// OnError and Logger default to the SDK's.
+	//
+	// Its Store keeps the producer records a restarted process recovers from. The default
+	// keeps them in memory: a restart knows nothing of its producers and recovers the
+	// last Recovery.AssumedDowntime only (10 minutes by default; "nothing known" in
+	// recovery.RecoveryFrom), so what the feed sent before, settlements and cancels
+	// included, is never seen; Open logs a warning when recoveries are on with such a
+	// store. Set a recovery.FileStore (one process) or a pgstore.Store (PostgreSQL) to
+	// recover from the last record however long the process was stopped, up to the
+	// producer's recovery window.
 	Recovery recovery.Config
 	// Concurrent, when set, delivers the sessions' messages through the concurrent
 	// listener: matches in parallel, each match's messages in order (&concurrent.Config{}

@@ -197,6 +197,7 @@ func (s *SDK) Open(ctx context.Context) error {
 	case 2:
 		return errors.New("feedkit: SDK closed")
 	}
+	s.warnUnpersisted(ctx)
 	if err := s.manager.Open(ctx); err != nil {
 		return fmt.Errorf("feedkit: %w", err)
 	}

@@ -55,7 +55,10 @@ type Config struct {
 	// DefaultMaxRecoveryLength. A producer's MaxRecoveryWindow, when shorter, wins.
 	MaxRecoveryLength time.Duration
 	// AssumedDowntime is how far back the recovery of a producer goes when nothing is
-	// known about it; 0 means DefaultAssumedDowntime.
+	// known about it (rule 2b of RecoveryFrom: no record in the Store, or one with neither
+	// a disconnection nor a subscription); 0 means DefaultAssumedDowntime. It is the
+	// downtime a process restarted with a MemoryStore assumes, whatever its real one: set
+	// it longer if your restarts take longer, or better, a Store that persists.
 	AssumedDowntime time.Duration
 	// CheckInterval is how often missing heartbeats, recovery timeouts and processing
 	// delays are checked; 0 means DefaultCheckInterval.
