@@ -158,31 +158,53 @@ func (c *RecoveryClient) post(ctx context.Context, p Producer, path string, requ
 	}
 	u := c.base.JoinPath("v1", p.APIPath, path)
 	u.RawQuery = q.Encode()
+	_, err := c.do(ctx, http.MethodPost, u, 0)
+	if err != nil {
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) {
+			return fmt.Errorf("feed: recovery request for producer %s: %w", p.Name, err)
+		}
+	}
+	return err
+}
 
+// do sends a request without a body and returns up to keep bytes of a successful
+// answer's body; an answer other than 2xx is an *APIError.
+func (c *RecoveryClient) do(ctx context.Context, method string, u *url.URL, keep int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
-		return fmt.Errorf("feed: recovery request for producer %s: %w", p.Name, err)
+		return nil, err
 	}
 	req.Header.Set("x-access-token", c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("feed: recovery request for producer %s: %w", p.Name, err)
+		return nil, err
 	}
 	defer func() {
 		// Read a little more than we keep, so that the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 	}()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return nil
+		if keep == 0 {
+			return nil, nil
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, keep+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: reading the answer: %w", method, u, err)
+		}
+		if int64(len(body)) > keep {
+			return nil, fmt.Errorf("%s %s: the answer is larger than %d bytes", method, u, keep)
+		}
+		return body, nil
 	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	apiErr := &APIError{StatusCode: resp.StatusCode, Method: req.Method, URL: u.String(),
 		Body: strings.TrimSpace(strings.ToValidUTF8(string(body), ""))}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		apiErr.RetryAfter = time.Duration(s) * time.Second
 	}
-	return apiErr
+	return nil, apiErr
 }

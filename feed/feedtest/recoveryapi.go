@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
@@ -25,8 +26,11 @@ type RecoveryRequest struct {
 
 type recoveryFailure struct{ status, remaining int }
 
-// RecoveryHandler returns the simulator's recovery API, to serve with httptest.NewServer:
+// RecoveryHandler returns the simulator's API, to serve with httptest.NewServer: the
+// account's side (APIHandler with a zero Account) and the recovery requests:
 //
+//	GET  /v1/users/whoami.xml
+//	GET  /v1/descriptions/producers.xml
 //	POST /v1/{product}/recovery/initiate_request?after=<ms>&request_id=<id>&node_id=<n>
 //	POST /v1/{product}/odds/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
 //	POST /v1/{product}/stateful_messages/events/{urn}/initiate_request?request_id=<id>&node_id=<n>
@@ -38,8 +42,34 @@ type recoveryFailure struct{ status, remaining int }
 // x-access-token header (401 otherwise), a known producer (404) and an after within the
 // producer's recovery window and within what the simulator's history still holds (400;
 // see SimulatorConfig.HistoryBytes).
-func (s *Simulator) RecoveryHandler() http.Handler {
+func (s *Simulator) RecoveryHandler() http.Handler { return s.APIHandler(Account{}) }
+
+// Account is the account the simulator's API describes in whoami.xml.
+type Account struct {
+	// BookmakerID is the account's id; 0 means DefaultBookmakerID.
+	BookmakerID int
+	// VirtualHost is the broker's virtual host of the account; "" means "/", the
+	// virtual host of a test broker.
+	VirtualHost string
+	// ExpireAt is when the access token expires; zero means a year after each request,
+	// by the simulator's clock.
+	ExpireAt time.Time
+}
+
+// DefaultBookmakerID is the bookmaker id of the simulator's account when Account gives none.
+const DefaultBookmakerID = 1
+
+// APIHandler is RecoveryHandler with acct as the account whoami.xml describes.
+// producers.xml lists feed.DefaultProducers and the simulator's producers: those of
+// SimulatorConfig.Producers are active, the others inactive, as the feed's API lists
+// every producer and marks those the account does not receive. Both need the
+// x-access-token header (401 otherwise).
+func (s *Simulator) APIHandler(acct Account) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/users/whoami.xml", func(w http.ResponseWriter, r *http.Request) {
+		s.serveWhoAmI(w, r, acct)
+	})
+	mux.HandleFunc("GET /v1/descriptions/producers.xml", s.serveProducers)
 	mux.HandleFunc("POST /v1/{product}/recovery/initiate_request", func(w http.ResponseWriter, r *http.Request) {
 		s.serveRecovery(w, r, feed.URN{}, false)
 	})
@@ -50,6 +80,68 @@ func (s *Simulator) RecoveryHandler() http.Handler {
 		s.serveEventRecovery(w, r, true)
 	})
 	return mux
+}
+
+func (s *Simulator) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("x-access-token") == s.cfg.AccessToken {
+		return true
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprint(w, `<response response_code="FORBIDDEN"><action>missing or wrong x-access-token</action></response>`)
+	return false
+}
+
+func (s *Simulator) serveWhoAmI(w http.ResponseWriter, r *http.Request, acct Account) {
+	if !s.authorized(w, r) {
+		return
+	}
+	id, vhost, expire := acct.BookmakerID, acct.VirtualHost, acct.ExpireAt
+	if id == 0 {
+		id = DefaultBookmakerID
+	}
+	if vhost == "" {
+		vhost = "/"
+	}
+	if expire.IsZero() {
+		expire = s.clock.Now().AddDate(1, 0, 0)
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	fmt.Fprintf(w, `<bookmaker_details response_code="OK" expire_at="%s" bookmaker_id="%d" virtual_host="`,
+		expire.UTC().Format(time.RFC3339), id)
+	_ = xml.EscapeText(w, []byte(vhost))
+	fmt.Fprint(w, `"/>`)
+}
+
+func (s *Simulator) serveProducers(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	all := feed.DefaultProducers()
+	for _, p := range s.cfg.Producers {
+		if _, ok := feed.LookupProducer(all, p.ID); !ok {
+			all = append(all, p)
+		}
+	}
+	base := "http://" + r.Host
+	w.Header().Set("Content-Type", "application/xml")
+	fmt.Fprint(w, `<producers response_code="OK">`)
+	for _, p := range all {
+		if own, ok := feed.LookupProducer(s.cfg.Producers, p.ID); ok {
+			p = own
+		}
+		_, active := feed.LookupProducer(s.cfg.Producers, p.ID)
+		fmt.Fprintf(w, `<producer id="%d" name="%s" description="%s" api_url="%s/v1/%s/" active="%t" scope="%s" stateful_recovery_window_in_minutes="%d"/>`,
+			p.ID, escapeAttr(p.Name), escapeAttr(p.Description), base, escapeAttr(p.APIPath), active,
+			p.Scope, int64(p.MaxRecoveryWindow/time.Minute))
+	}
+	fmt.Fprint(w, `</producers>`)
+}
+
+func escapeAttr(v string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(v))
+	return b.String()
 }
 
 // NewRecoveryServer starts an httptest.Server with RecoveryHandler; the caller closes it.
