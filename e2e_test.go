@@ -193,6 +193,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	require.NoError(t, sdk.Open(ctx))
 	// The gate opens first: a test that failed with the replay held must not hang in Close.
 	t.Cleanup(func() { openGate(); _ = sdk.Close(context.Background()) })
+	require.Equal(t, "producer 1 down (InitialState)", global.RequireNext(t).String())
 	require.Equal(t, "connection up", global.RequireNext(t).String())
 
 	// Start: the first alive brings the first recovery, then the producer is up.

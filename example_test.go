@@ -67,6 +67,7 @@ func ExampleNew() {
 	st, _ := sdk.Recovery().Producer(lo.ID)
 	fmt.Println("state:", st.State)
 	// Output:
+	// producer 1 down=true (InitialState)
 	// producer 1 down=false (FirstRecoveryCompleted)
 	// state: healthy
 }

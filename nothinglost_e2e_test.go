@@ -104,6 +104,7 @@ func (r *lossRig) open() {
 	require.NoError(r.t, sdk.Open(r.ctx))
 	r.sdk = sdk
 	r.t.Cleanup(func() { r.ledger.openGate(); _ = sdk.Close(context.Background()) })
+	require.Equal(r.t, fmt.Sprintf("producer %d down (InitialState)", r.lo.ID), r.global.RequireNext(r.t).String())
 	require.Equal(r.t, "connection up", r.global.RequireNext(r.t).String())
 	r.listening = true
 }

@@ -75,6 +75,7 @@ func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, sdk.Open(ctx))
 	assert.ErrorContains(t, sdk.Open(ctx), "already open")
+	assert.Equal(t, "producer 1 down (InitialState)", global.RequireNext(t).String())
 	assert.Equal(t, "connection up", global.RequireNext(t).String())
 	assert.Equal(t, "connection up", global.RequireNext(t).String())
 	require.NoError(t, sim.SendAlive(ctx, lo.ID, true))

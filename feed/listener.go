@@ -72,6 +72,11 @@ const (
 	ProcessingQueueDelayViolation                          // messages are processed too late
 	ConnectionDown                                         // the broker connection was lost
 	Other
+	// InitialState is the state a producer starts in when the SDK opens: down until its
+	// first recovery completes. The recovery manager reports it for every producer it
+	// follows, before any other change, so that the first change is never the first news
+	// of a producer.
+	InitialState
 )
 
 var statusReasonNames = map[StatusReason]string{
@@ -82,6 +87,7 @@ var statusReasonNames = map[StatusReason]string{
 	ProcessingQueueDelayViolation:  "ProcessingQueueDelayViolation",
 	ConnectionDown:                 "ConnectionDown",
 	Other:                          "Other",
+	InitialState:                   "InitialState",
 }
 
 // String returns the reason's name.

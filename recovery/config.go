@@ -43,6 +43,11 @@ type Config struct {
 	// Producers are the producers to follow; nil means feed.DefaultProducers(). Messages
 	// of other producers are counted and ignored.
 	Producers []feed.Producer
+	// DisabledProducers are the ids of producers not to follow, whether they come from
+	// Producers or from the list given to OpenWithProducers: they are not recovered, not
+	// waited for and not reported, and their system messages are counted
+	// (Stats.DisabledProducer) and ignored.
+	DisabledProducers []int
 	// Account names the feed account in the Ledger: the rate limits are shared by every
 	// node and process of one account. "" means DefaultAccount.
 	Account string
@@ -102,6 +107,7 @@ type Config struct {
 type settings struct {
 	Config
 	enabled   bool
+	disabled  map[int]bool // Config.DisabledProducers
 	retry     backoff.Policy
 	requester Requester
 	listener  feed.GlobalEventsListener // nil ignores the news
@@ -114,16 +120,24 @@ func (c Config) resolve() (settings, error) {
 	if s.Producers == nil {
 		s.Producers = feed.DefaultProducers()
 	}
+	if err := s.checkProducers("Config.Producers", s.Producers); err != nil {
+		return s, err
+	}
 	seen := make(map[int]bool, len(s.Producers))
-	for i, p := range s.Producers {
-		if err := p.Validate(); err != nil {
-			return s, fmt.Errorf("recovery: Config.Producers[%d]: %w", i, err)
-		}
-		if seen[p.ID] {
-			return s, fmt.Errorf("recovery: Config.Producers[%d]: producer %d listed twice", i, p.ID)
-		}
+	for _, p := range s.Producers {
 		seen[p.ID] = true
 	}
+	disabled := make(map[int]bool, len(c.DisabledProducers))
+	for i, id := range c.DisabledProducers {
+		if id <= 0 {
+			return s, fmt.Errorf("recovery: Config.DisabledProducers[%d]: id %d must be positive", i, id)
+		}
+		if disabled[id] {
+			return s, fmt.Errorf("recovery: Config.DisabledProducers[%d]: producer %d listed twice", i, id)
+		}
+		disabled[id] = true
+	}
+	s.disabled = disabled
 	for id, d := range c.HeartbeatLimits {
 		if !seen[id] {
 			return s, fmt.Errorf("recovery: Config.HeartbeatLimits[%d]: no such producer in Config.Producers", id)
@@ -190,6 +204,22 @@ func (c Config) resolve() (settings, error) {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	return s, nil
+}
+
+// checkProducers reports a producer of list that cannot be followed, or one listed twice,
+// naming it as where[i].
+func (s *settings) checkProducers(where string, list []feed.Producer) error {
+	seen := make(map[int]bool, len(list))
+	for i, p := range list {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("recovery: %s[%d]: %w", where, i, err)
+		}
+		if seen[p.ID] {
+			return fmt.Errorf("recovery: %s[%d]: producer %d listed twice", where, i, p.ID)
+		}
+		seen[p.ID] = true
+	}
+	return nil
 }
 
 // heartbeatLimit returns producer p's heartbeat limit.

@@ -24,7 +24,8 @@
 //	InactivitySeconds, InactivitySecondsPrematch       the producers' HeartbeatLimit, Config.HeartbeatLimits
 //	MaxRecoveryTime                                    Config.RecoveryTimeout
 //	MinIntervalBetweenRecoveryRequests                 Config.Limits (the API's own limits, counted exactly)
-//	DisabledProducers, disableProducer                 Config.Producers (the producers followed)
+//	DisabledProducers, disableProducer                 Config.DisabledProducers
+//	the producers of the account (producers.xml)       OpenWithProducers (Config.Producers the fallback)
 //	setProducerRecoveryFromTimestamp                   a Record saved in the Store before Open
 //	onProducerStatusChange, onRecoveryInitiated        the GlobalEventsListener given to NewManager
 //	IsProducerDown, LastTimestampBeforeDisconnect      Manager.Producer: ProducerState.Up, LastDisconnectedAt
@@ -34,7 +35,8 @@
 // A producer is Healthy, Disconnected (messages may be missing: alives stopped, the
 // connection dropped, or the process has just started) or Recovering (a recovery was
 // accepted and its snapshot_complete is awaited). It is up for the customer when Healthy
-// and its live messages are processed in time.
+// and its live messages are processed in time. Every producer followed starts down, and
+// Open tells the GlobalEventsListener so (reason feed.InitialState) before anything else.
 //
 // # Rules
 //

@@ -100,6 +100,7 @@ func ExampleManager_Flush_heartbeatLimit() {
 	<-initiated
 	state()
 	// Output:
+	// producer 1 down=true (InitialState)
 	// recovery of producer 1 initiated from 11:50:00
 	// producer 1 down=false (FirstRecoveryCompleted)
 	// 12:00:00 producer 1 is healthy

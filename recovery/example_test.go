@@ -77,6 +77,7 @@ func ExampleManager() {
 	<-up
 	fmt.Println("producer 1 is", m.Producers()[0].State)
 	// Output:
+	// producer 1 down=true (InitialState)
 	// recovery of producer 1 initiated, replaying since 11:50:00
 	// producer 1 down=false (FirstRecoveryCompleted)
 	// producer 1 is healthy
@@ -118,6 +119,7 @@ func ExampleManager_Flush() {
 		fmt.Println(clk.Now().Format(time.TimeOnly), "producer 1 is", m.Producers()[0].State)
 	}
 	// Output:
+	// producer 1 down=true (InitialState)
 	// producer 1 down=false (FirstRecoveryCompleted)
 	// 12:00:15 producer 1 is healthy
 	// producer 1 down=true (AliveIntervalViolation)

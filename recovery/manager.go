@@ -25,8 +25,8 @@ import (
 type Manager struct {
 	s         settings
 	mon       *heartbeat.Monitor[int]
-	producers map[int]*producer // the set is fixed by New; fields are guarded by mu
-	order     []*producer       // in Config.Producers order
+	producers map[int]*producer // the set is fixed by Open (setProducers); fields are guarded by mu
+	order     []*producer       // in the order of the list followed
 
 	inbox   chan input
 	results chan result
@@ -131,20 +131,13 @@ func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeI
 	}
 	s.requester, s.listener, s.node, s.sessions = req, global, node, sessions
 	m := &Manager{
-		s:         s,
-		producers: make(map[int]*producer, len(s.Producers)),
-		inbox:     make(chan input, 1024),
-		results:   make(chan result, len(s.Producers)),
-		closing:   make(chan struct{}),
-		done:      make(chan struct{}),
+		s:       s,
+		inbox:   make(chan input, 1024),
+		results: make(chan result, 64),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
 	}
-	for _, fp := range s.Producers {
-		p := &producer{feed: fp, limit: s.heartbeatLimit(fp), maxLen: s.maxLength(fp),
-			rec: Record{Producer: fp.ID, State: Disconnected}, snapSeen: make(map[int]bool)}
-		p.maxDelay.Store(noDelay)
-		m.producers[fp.ID] = p
-		m.order = append(m.order, p)
-	}
+	m.setProducers(s.Producers)
 	m.mon, err = heartbeat.New(heartbeat.Config[int]{
 		TimeoutOf: func(id int) time.Duration { return monitorTimeout(m.producers[id].limit) },
 		Timeout:   monitorTimeout(feed.LiveHeartbeatLimit),
@@ -167,22 +160,45 @@ func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeI
 // ErrClosed is returned by Open and Flush on a closed manager.
 var ErrClosed = errors.New("recovery: manager closed")
 
-// Open loads the producer records from the Store and starts the manager. Producers start
-// down: a producer that was healthy when its record was saved has missed what was sent
-// while this process was not running, so each producer is recovered when its alives
-// arrive. Open may be retried after a failure.
-func (m *Manager) Open(ctx context.Context) error {
+// Open loads the producer records from the Store and starts the manager, following
+// Config.Producers (less Config.DisabledProducers); OpenWithProducers follows a list read
+// at Open instead. Producers start down: a producer that was healthy when its record was
+// saved has missed what was sent while this process was not running, so each producer is
+// recovered when its alives arrive. Before anything else, the GlobalEventsListener is
+// told so: one OnProducerStatusChange per producer followed, down with the reason
+// feed.InitialState, in the order of the list. Open may be retried after a failure.
+func (m *Manager) Open(ctx context.Context) error { return m.open(ctx, nil) }
+
+func (m *Manager) open(ctx context.Context, list []feed.Producer) error {
 	recs, err := m.s.Store.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("recovery: loading producer records: %w", err)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	initial, err := m.openLocked(ctx, recs, list)
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Told before the loop starts, so that nothing the loop reports comes first; not under
+	// mu, as the listener may ask for the producers' states.
+	m.tellInitial(initial)
+	go m.run()
+	return nil
+}
+
+func (m *Manager) openLocked(ctx context.Context, recs []Record, list []feed.Producer) ([]feed.ProducerStatus, error) {
 	switch m.state {
 	case open:
-		return errors.New("recovery: manager already open")
+		return nil, errors.New("recovery: manager already open")
 	case closed:
-		return ErrClosed
+		return nil, ErrClosed
+	}
+	if list != nil {
+		if err := m.s.checkProducers("OpenWithProducers", list); err != nil {
+			return nil, err
+		}
+		m.setProducers(list)
 	}
 	for _, r := range recs {
 		p, ok := m.producers[r.Producer]
@@ -213,8 +229,7 @@ func (m *Manager) Open(ctx context.Context) error {
 	m.tick = m.s.Clock.NewTicker(m.s.CheckInterval)
 	m.state = open
 	m.wg.Add(1)
-	go m.run()
-	return nil
+	return m.initialLocked(m.s.Clock.Now()), nil
 }
 
 // Close stops the manager and waits for its goroutines; a request being sent is

@@ -3,6 +3,7 @@ package recovery_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,16 @@ func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openA
 	r.clk.Advance(openAfter)
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })
+	// Every test begins with the initial states, before anything else.
+	disabled := make(map[int]bool)
+	for _, id := range cfg.DisabledProducers {
+		disabled[id] = true
+	}
+	for _, p := range cfg.Producers {
+		if !disabled[p.ID] {
+			require.Equal(t, fmt.Sprintf("producer %d down (InitialState)", p.ID), r.next())
+		}
+	}
 	return r
 }
 

@@ -17,7 +17,7 @@ import (
 func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	p, ok := m.producers[a.Producer]
 	if !ok {
-		m.stats.UnknownProducer++
+		m.ignoredLocked(a.Producer)
 		return
 	}
 	// Every session receives the alives; the copies share the feed's timestamp.
@@ -135,7 +135,7 @@ func (m *Manager) onConnectionDown(err error, now time.Time) {
 func (m *Manager) onSnapshotComplete(sc *feed.SnapshotComplete, session int, now time.Time) {
 	p, ok := m.producers[sc.Producer]
 	if !ok {
-		m.stats.UnknownProducer++
+		m.ignoredLocked(sc.Producer)
 		return
 	}
 	id := sc.RequestID

@@ -19,7 +19,8 @@ type Stats struct {
 	DelayViolations     uint64 // times live messages were found processed too late
 	StatusChanges       uint64 // status changes told to the listener
 	Malformed           uint64 // system messages that could not be decoded
-	UnknownProducer     uint64 // system messages of producers not configured
+	UnknownProducer     uint64 // system messages of producers not followed (not listed, or inactive for the account)
+	DisabledProducer    uint64 // system messages of producers in Config.DisabledProducers
 	ListenerFailures    uint64 // listener calls that failed or panicked (ListenerFailed)
 	Holds               uint64 // times a failed call began to hold a recovery point
 	HoldsReplayed       uint64 // holds released by a recovery that replayed their message
@@ -53,7 +54,8 @@ type ProducerState struct {
 	ClockDrift time.Duration
 }
 
-// Producers returns the state of every producer, in Config.Producers order.
+// Producers returns the state of every producer followed, in the order of its list
+// (Config.Producers, or the list given to OpenWithProducers).
 func (m *Manager) Producers() []ProducerState {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -123,6 +123,7 @@ func TestListenerPanicDoesNotStopTheManager(t *testing.T) {
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })
 	r := &rig{t: t, clk: clk, m: m, api: api}
+	assert.Equal(t, "InitialState", <-l.calls, "the panic at Open stops nothing either")
 	r.alive(1, true)
 	c := api.next(t)
 	r.snapshot(0, 1, c.id)
