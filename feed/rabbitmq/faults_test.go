@@ -57,21 +57,36 @@ func TestBrokerDownAtStart(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, sub.Close(context.Background())) })
 
 	// Two more refused attempts, each after a backoff wait on the clock.
+	// Each attempt's error is the last one, stamped with the clock's time of the attempt.
 	for attempt := 1; attempt <= 2; attempt++ {
 		clk.BlockUntil(1)
-		require.Equal(t, uint64(attempt), tr.Stats().FailedAttempts)
+		st := tr.Stats()
+		require.Equal(t, uint64(attempt), st.FailedAttempts)
+		assert.Equal(t, uint64(attempt-1), st.ReconnectAttempts, "the first attempt is Subscribe's")
+		assert.Equal(t, clk.Now(), st.LastErrorAt)
 		clk.Advance(delay)
 	}
 	clk.BlockUntil(1)
-	assert.Equal(t, uint64(3), tr.Stats().FailedAttempts)
-	assert.Zero(t, tr.Stats().Connects)
+	st := tr.Stats()
+	assert.Equal(t, uint64(3), st.FailedAttempts)
+	assert.Equal(t, uint64(2), st.ReconnectAttempts)
+	assert.Zero(t, st.Connects)
+	assert.Zero(t, st.Connected)
+	assert.Contains(t, st.LastError, "(attempt 2)")
 	r.RequireNone(t) // no connection change while the broker was never reached
 
 	require.NoError(t, proxy.Accept()) // the broker is up
 	clk.Advance(delay)
 	expectUp(t, r)
 	publishAndReceive(t, b.publisher(t), r, 1)
-	assert.Equal(t, uint64(1), tr.Stats().Connects)
+	st = tr.Stats()
+	assert.Equal(t, uint64(1), st.Connects)
+	assert.Equal(t, int64(1), st.Connected)
+	assert.Equal(t, uint64(3), st.ReconnectAttempts, "two failed, the third made the link")
+	assert.Equal(t, uint64(3), st.FailedAttempts)
+	_, body := betStop(1)
+	assert.Equal(t, uint64(1), st.Delivered)
+	assert.Equal(t, uint64(len(body)), st.Bytes)
 }
 
 func TestReconnectAfterANetworkReset(t *testing.T) {
@@ -84,12 +99,24 @@ func TestReconnectAfterANetworkReset(t *testing.T) {
 	publishAndReceive(t, pub, r, 1)
 
 	proxy.Cut()
-	expectDown(t, r)
+	down := expectDown(t, r)
+	assert.Zero(t, tr.Stats().Connected, "told down once the link is gone")
 	expectUp(t, r)
 	publishAndReceive(t, pub, r, 2)
 	st := tr.Stats()
 	assert.Equal(t, uint64(2), st.Connects)
+	assert.Equal(t, int64(1), st.Connected)
 	assert.Equal(t, uint64(1), st.ConnectionDrops)
+	// The broker is up throughout: each failed attempt (if the reset outlived one) is
+	// followed by another, and the last makes the link.
+	assert.Equal(t, st.FailedAttempts+1, st.ReconnectAttempts)
+	if st.FailedAttempts == 0 {
+		assert.Contains(t, st.LastError, down.Error(), "the loss is the last error")
+	}
+	_, b1 := betStop(1)
+	_, b2 := betStop(2)
+	assert.Equal(t, uint64(2), st.Delivered)
+	assert.Equal(t, uint64(len(b1)+len(b2)), st.Bytes)
 }
 
 // TestSilentBrokerIsDetectedByHeartbeats freezes the network without closing it: only

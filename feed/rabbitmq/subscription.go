@@ -68,6 +68,7 @@ func (sub *subscription) run(l *link) {
 			if !sub.wait(s.backoff.Delay(attempt - 1)) {
 				return
 			}
+			stats.reconnects.Add(1)
 			var err error
 			l, err = sub.connect(sub.ctx)
 			if err != nil {
@@ -88,9 +89,11 @@ func (sub *subscription) run(l *link) {
 		s.log.LogAttrs(sub.ctx, slog.LevelInfo, "rabbitmq: consuming",
 			slog.String("broker", s.redactedURL()), slog.String("queue", l.queue), slog.Int("bindings", len(sub.bindings)))
 		up := s.clock.Now()
+		stats.connected.Add(1)
 		sub.r.ConnectionUp()
 		cause := sub.consume(l)
 		l.close()
+		stats.connected.Add(-1)
 		if sub.ctx.Err() != nil {
 			return
 		}
@@ -186,8 +189,11 @@ func (sub *subscription) consume(l *link) error {
 				return nil
 			}
 		}
-		sub.r.Receive(feed.Delivery{RoutingKey: d.RoutingKey, Body: d.Body, ReceivedAt: clk.Now()})
+		// Counted before the receiver has it, so that whoever it hands the message to
+		// sees it counted.
 		stats.delivered.Add(1)
+		stats.bytes.Add(uint64(len(d.Body)))
+		sub.r.Receive(feed.Delivery{RoutingKey: d.RoutingKey, Body: d.Body, ReceivedAt: clk.Now()})
 		lastTag = d.DeliveryTag
 		if unacked++; unacked >= sub.ackEvery {
 			ack()
@@ -198,9 +204,10 @@ func (sub *subscription) consume(l *link) error {
 	}
 }
 
-// report passes err to the configured OnError and logger.
+// report passes err to the configured OnError and logger, and keeps it for Stats.
 func (sub *subscription) report(err error) {
 	s := sub.t.s
+	sub.t.stats.recordError(err, s.clock.Now())
 	s.log.LogAttrs(sub.ctx, slog.LevelWarn, err.Error())
 	if s.OnError != nil {
 		s.OnError(err)

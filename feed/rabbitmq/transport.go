@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -33,31 +35,69 @@ func New(cfg Config) (*Transport, error) {
 	return &Transport{s: s}, nil
 }
 
-// Stats counts what a transport's subscriptions did, all of them together.
+// Stats counts what a transport's subscriptions did, all of them together. It encodes to
+// JSON with snake_case names; LastErrorAt is RFC 3339, left out when no error happened.
 type Stats struct {
-	Connects        uint64 // connections established and consuming, first ones and reconnections
-	FailedAttempts  uint64 // connection attempts that failed
-	ConnectionDrops uint64 // established connections lost (not counting Close)
-	Delivered       uint64 // messages handed to the receivers
-	AckErrors       uint64 // acknowledgements that failed (the connection was going down)
-	Blocked         uint64 // times the broker blocked the connection (a resource alarm)
+	// Connected is how many subscriptions have a link up and consuming now.
+	Connected int64 `json:"connected"`
+	// Connects counts the links made: connections established and consuming, first ones
+	// and reconnections.
+	Connects uint64 `json:"connects"`
+	// ReconnectAttempts counts the attempts made in the background: after a first attempt
+	// that failed, and after each lost link, whether they succeeded or not.
+	ReconnectAttempts uint64 `json:"reconnect_attempts"`
+	// FailedAttempts counts the connection attempts that failed, first ones included.
+	FailedAttempts uint64 `json:"failed_attempts"`
+	// ConnectionDrops counts the established links lost (not counting Close).
+	ConnectionDrops uint64 `json:"connection_drops"`
+	// Delivered counts the messages handed to the receivers, and Bytes their bodies'
+	// bytes.
+	Delivered uint64 `json:"delivered"`
+	Bytes     uint64 `json:"bytes"`
+	// AckErrors counts the acknowledgements that failed (the connection was going down).
+	AckErrors uint64 `json:"ack_errors"`
+	// Blocked counts the times the broker blocked a connection (a resource alarm).
+	Blocked uint64 `json:"blocked"`
+	// LastError is the last error reported to Config.OnError, and LastErrorAt when, on
+	// the transport's clock; "" and zero when there was none.
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 }
 
 type transportCounters struct {
-	connects, failed, drops, delivered, ackErrors, blocked atomic.Uint64
+	connected                                                                 atomic.Int64
+	connects, reconnects, failed, drops, delivered, bytes, ackErrors, blocked atomic.Uint64
+
+	mu        sync.Mutex
+	lastErr   string
+	lastErrAt time.Time
 }
 
 // Stats returns the transport's counters.
 func (t *Transport) Stats() Stats {
 	c := &t.stats
-	return Stats{
-		Connects:        c.connects.Load(),
-		FailedAttempts:  c.failed.Load(),
-		ConnectionDrops: c.drops.Load(),
-		Delivered:       c.delivered.Load(),
-		AckErrors:       c.ackErrors.Load(),
-		Blocked:         c.blocked.Load(),
+	st := Stats{
+		Connected:         c.connected.Load(),
+		Connects:          c.connects.Load(),
+		ReconnectAttempts: c.reconnects.Load(),
+		FailedAttempts:    c.failed.Load(),
+		ConnectionDrops:   c.drops.Load(),
+		Delivered:         c.delivered.Load(),
+		Bytes:             c.bytes.Load(),
+		AckErrors:         c.ackErrors.Load(),
+		Blocked:           c.blocked.Load(),
 	}
+	c.mu.Lock()
+	st.LastError, st.LastErrorAt = c.lastErr, c.lastErrAt
+	c.mu.Unlock()
+	return st
+}
+
+// recordError keeps err as the last error, for Stats.
+func (c *transportCounters) recordError(err error, at time.Time) {
+	c.mu.Lock()
+	c.lastErr, c.lastErrAt = err.Error(), at
+	c.mu.Unlock()
 }
 
 // Subscribe connects, declares a queue bound to the exchange with bindings and consumes

@@ -54,6 +54,8 @@ func TestSubscriptionReceivesWhatItsBindingsMatch(t *testing.T) {
 	st := tr.Stats()
 	assert.Equal(t, uint64(1), st.Connects)
 	assert.Equal(t, uint64(4), st.Delivered)
+	assert.Equal(t, uint64(4*len("<x/>")), st.Bytes)
+	assert.Zero(t, st.Connected, "closed")
 }
 
 // TestSimulatorThroughRabbitMQ runs the whole path: simulator → RabbitMQ → transport →
