@@ -21,7 +21,9 @@ type Config struct {
 	// *feedtest.Broker for tests and development. The caller owns it.
 	Transport feed.Transport
 	// AMQP, used when Transport is nil, configures a RabbitMQ transport that the SDK
-	// creates and owns.
+	// creates and owns. Its errors reach OnError (after AMQP.OnError, if set) and are
+	// logged with AMQP.Logger, or Logger when that is nil; Stats().Transport has its
+	// counters.
 	AMQP *rabbitmq.Config
 	// Node is this SDK instance's node id: recovery replies are routed to it alone.
 	Node feed.NodeID

@@ -51,9 +51,9 @@ func New(cfg Config) (*SDK, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	if s.transport == nil {
-		t, err := rabbitmq.New(*cfg.AMQP)
+		t, err := newAMQPTransport(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("feedkit: Config.AMQP: %w", err)
+			return nil, err
 		}
 		s.transport = t // its connections belong to the sessions, closed with them
 	}
@@ -188,6 +188,15 @@ func (s *SDK) discard() {
 // recovered as soon as its alives arrive; its up reaches Config.Global once the
 // recovery's messages have been processed. If a session fails to open, what was opened
 // is closed again and the error returned.
+//
+// ctx bounds the opening only: loading the producer records and each session's first
+// connection attempt. Once Open has returned, the sessions run until Close whatever
+// becomes of ctx. A broker that refuses the configuration (credentials, virtual host,
+// certificate, a missing exchange) fails Open. A broker that cannot be reached (a wrong
+// host, a network down) does not: Open returns nil, the failed attempt reaches
+// Config.OnError and the log and is counted in Stats().Transport, and the transport keeps
+// trying with backoff, reporting each failure the same way; Config.Global hears
+// OnConnectionUp once the session consumes.
 func (s *SDK) Open(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -255,6 +264,9 @@ type Stats struct {
 	Recovery recovery.Stats
 	Global   concurrent.GlobalStats
 	Tasks    map[concurrent.RecoveryContext]concurrent.TaskCounts
+	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
+	// error, messages and bytes received. nil for another transport (a feedtest.Broker).
+	Transport *rabbitmq.Stats
 }
 
 // DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
@@ -269,7 +281,7 @@ type DeliveryStats struct {
 // listeners included.
 func (s *SDK) Stats() Stats {
 	sessions := s.sessions // fixed by New
-	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot()}
+	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot(), Transport: transportStats(s.transport)}
 	if s.pool != nil {
 		ps := s.pool.Stats()
 		st.Pool = &ps
