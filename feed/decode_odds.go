@@ -56,7 +56,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 			d.skip()
 			continue
 		}
-		mk := OddsMarket{Status: MarketActive}
+		var mk OddsMarket // its zero Status is MarketActive, the feed's default
 		ref := d.marketRef(func() {
 			switch d.an {
 			case "status":
@@ -73,7 +73,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 }
 
 func (d *decoder) oddsOutcome() OddsOutcome {
-	o := OddsOutcome{Active: true}
+	var o OddsOutcome // active unless the attribute says otherwise
 	seen := false
 	for d.attr() {
 		switch d.an {
@@ -85,7 +85,7 @@ func (d *decoder) oddsOutcome() OddsOutcome {
 		case "probabilities":
 			o.Probability = d.float()
 		case "active":
-			o.Active = d.bool()
+			o.Inactive = !d.bool()
 		}
 	}
 	d.need(seen, "id")

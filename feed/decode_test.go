@@ -41,21 +41,21 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			},
 			Markets: []OddsMarket{
 				{ID: 1, Status: MarketActive, Favourite: true, Outcomes: []OddsOutcome{
-					{ID: "1", Odds: 4.75, Probability: 0.1954, Active: true},
-					{ID: "2", Odds: 3.55, Probability: 0.2650, Active: true},
-					{ID: "3", Odds: 1.80, Probability: 0.5396, Active: true},
+					{ID: "1", Odds: 4.75, Probability: 0.1954},
+					{ID: "2", Odds: 3.55, Probability: 0.2650},
+					{ID: "3", Odds: 1.80, Probability: 0.5396},
 				}},
 				{ID: 18, Specifiers: "total=3.5", Status: MarketActive, Outcomes: []OddsOutcome{
-					{ID: "12", Odds: 1.61, Probability: 0.6012, Active: true},
-					{ID: "13", Odds: 2.25, Probability: 0.3988, Active: true},
+					{ID: "12", Odds: 1.61, Probability: 0.6012},
+					{ID: "13", Odds: 2.25, Probability: 0.3988},
 				}},
 				{ID: 16, Specifiers: "hcp=-1.5", Status: MarketSuspended, Outcomes: []OddsOutcome{
-					{ID: "1714", Odds: 6.10, Probability: 0.1511},
-					{ID: "1715", Odds: 1.12, Probability: 0.8489},
+					{ID: "1714", Odds: 6.10, Probability: 0.1511, Inactive: true},
+					{ID: "1715", Odds: 1.12, Probability: 0.8489, Inactive: true},
 				}},
 				{ID: 38, Specifiers: "goalnr=4", ExtendedSpecifiers: "period=2", Status: MarketActive, Outcomes: []OddsOutcome{
-					{ID: "sr:player:1234", Odds: 5.5, Probability: 0.15, Active: true},
-					{ID: "sr:player:98765", Odds: 7.25, Probability: 0.11, Active: true},
+					{ID: "sr:player:1234", Odds: 5.5, Probability: 0.15},
+					{ID: "sr:player:98765", Odds: 7.25, Probability: 0.11},
 				}},
 			},
 		}},
@@ -71,8 +71,8 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			Markets: []OddsMarket{{
 				ID: 282, Specifiers: "inningnr=1|total=45.5", ExtendedSpecifiers: `note="a&b"<>'`, Status: MarketActive,
 				Outcomes: []OddsOutcome{
-					{ID: "13", Odds: 1.9, Active: true},
-					{ID: "12\nx", Odds: 1.95, Probability: 0.5, Active: true},
+					{ID: "13", Odds: 1.9},
+					{ID: "12\nx", Odds: 1.95, Probability: 0.5},
 				},
 			}},
 		}},

@@ -325,9 +325,9 @@ func parseIntValue(s string) (int, error) {
 func parseMarketStatusValue(s string) (MarketStatus, error) {
 	v, err := parseIntValue(s)
 	if err == nil && (v < math.MinInt8 || v > math.MaxInt8) {
-		return 0, errBadNumber
+		return MarketActive, errBadNumber
 	}
-	return MarketStatus(v), err
+	return MarketStatusOfCode(int8(v)), err
 }
 
 func parseInt64Value(s string) (int64, error) {

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -76,25 +77,50 @@ type PeriodScore struct {
 	AwayScore       float64
 }
 
-// MarketStatus is the state of a market line.
+// MarketStatus is the state of a market line. Its zero value is MarketActive, what the
+// feed means by a market line that comes without a status, so that a market built by
+// hand is active unless said otherwise. Its value is therefore not the feed's number:
+// Code returns that, MarketStatusOfCode goes the other way.
 type MarketStatus int8
 
-// Market statuses as the feed numbers them.
+// Market statuses; the feed numbers them 1 (active), 0, -1, ... -4 (cancelled).
 const (
-	MarketCancelled   MarketStatus = -4
-	MarketSettled     MarketStatus = -3
-	MarketHandedOver  MarketStatus = -2
-	MarketSuspended   MarketStatus = -1
-	MarketDeactivated MarketStatus = 0
-	MarketActive      MarketStatus = 1
+	MarketActive      MarketStatus = iota // 1 in the feed
+	MarketDeactivated                     // 0
+	MarketSuspended                       // -1
+	MarketHandedOver                      // -2
+	MarketSettled                         // -3
+	MarketCancelled                       // -4
 )
+
+// MarketStatusOfCode returns the status the feed numbers code. Every code is a status:
+// one the kit has no name for keeps its number (Code returns it).
+func MarketStatusOfCode(code int8) MarketStatus {
+	// 1 - code, in int8's arithmetic, which wraps: a one-to-one map of every code, with
+	// the feed's 1 on the zero value and the named statuses in their order.
+	return MarketStatus(1 - code)
+}
+
+// Code returns the feed's number of the status: 1 active, 0 deactivated, -1 suspended,
+// -2 handed over, -3 settled, -4 cancelled.
+func (s MarketStatus) Code() int { return int(1 - int8(s)) }
+
+var marketStatusNames = [...]string{"active", "deactivated", "suspended", "handed over", "settled", "cancelled"}
+
+// String names the status, or gives its feed code for one the kit has no name for.
+func (s MarketStatus) String() string {
+	if s >= 0 && int(s) < len(marketStatusNames) {
+		return marketStatusNames[s]
+	}
+	return "market status " + strconv.Itoa(s.Code())
+}
 
 // OddsMarket is one market line of an odds change.
 type OddsMarket struct {
 	ID                 int
 	Specifiers         Specifiers   // such as "total=2.5"; empty for a market with one line
 	ExtendedSpecifiers Specifiers   // extended_specifiers
-	Status             MarketStatus // MarketActive when the attribute is absent, as the feed defines
+	Status             MarketStatus // MarketActive (the zero value) when the attribute is absent, as the feed defines
 	Favourite          bool         // the recommended line of a multi-line market
 	Outcomes           []OddsOutcome
 }
@@ -104,14 +130,20 @@ type OddsOutcome struct {
 	ID          string  // "1", "sr:player:1234", ...
 	Odds        float64 // decimal odds; 0 when absent
 	Probability float64 // the probabilities attribute; 0 when absent
-	Active      bool    // true when the attribute is absent
+	// Inactive is true for an outcome the feed marks active="0": one that cannot be bet
+	// on. It is false when the attribute is absent, as the feed defines, so that an
+	// outcome built by hand is active unless said otherwise.
+	Inactive bool
 }
 
 // BetStop suspends markets of an event: all of them, or the groups named.
 type BetStop struct {
 	Header
-	Groups       string       // "all", or market groups separated by '|'
-	MarketStatus MarketStatus // MarketSuspended when the attribute is absent
+	Groups string // "all", or market groups separated by '|'
+	// MarketStatus is what the markets become: MarketSuspended when the attribute is
+	// absent, as the feed defines. (A bet stop built by hand says so: the type's zero
+	// value is MarketActive, a market line's default.)
+	MarketStatus MarketStatus
 }
 
 // Type returns MessageBetStop.

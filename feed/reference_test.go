@@ -241,9 +241,9 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 				}
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
-					out := OddsOutcome{ID: ro.ID.v, Odds: ro.Odds.v, Probability: ro.Probabilities.v, Active: true}
+					out := OddsOutcome{ID: ro.ID.v, Odds: ro.Odds.v, Probability: ro.Probabilities.v}
 					if ro.Active.set {
-						out.Active = ro.Active.v
+						out.Inactive = !ro.Active.v
 					}
 					mk.Outcomes = append(mk.Outcomes, out)
 				}

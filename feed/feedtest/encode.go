@@ -66,7 +66,7 @@ func AppendXML(b []byte, m feed.Message) []byte {
 				w.intAttrAlways("id", mk.ID)
 				w.strAttr("specifiers", string(mk.Specifiers))
 				w.strAttr("extended_specifiers", string(mk.ExtendedSpecifiers))
-				w.intAttrAlways("status", int(mk.Status))
+				w.intAttrAlways("status", mk.Status.Code())
 				if mk.Favourite {
 					w.strAttr("favourite", "1")
 				}
@@ -76,7 +76,7 @@ func AppendXML(b []byte, m feed.Message) []byte {
 					w.strAttrAlways("id", o.ID)
 					w.floatAttr("odds", o.Odds)
 					w.floatAttr("probabilities", o.Probability)
-					w.boolAttr("active", o.Active)
+					w.boolAttr("active", !o.Inactive)
 					w.b = append(w.b, "/>"...)
 				}
 				w.b = append(w.b, "</market>"...)
@@ -87,7 +87,7 @@ func AppendXML(b []byte, m feed.Message) []byte {
 	case *feed.BetStop:
 		w.open("bet_stop", &m.Header)
 		w.strAttr("groups", m.Groups)
-		w.intAttrAlways("market_status", int(m.MarketStatus))
+		w.intAttrAlways("market_status", m.MarketStatus.Code())
 		w.b = append(w.b, "/>"...)
 	case *feed.BetSettlement:
 		w.open("bet_settlement", &m.Header)

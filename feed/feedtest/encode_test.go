@@ -55,8 +55,8 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 			},
 			Markets: []feed.OddsMarket{
 				{ID: 1, Status: feed.MarketActive, Favourite: true, Outcomes: []feed.OddsOutcome{
-					{ID: "1", Odds: 4.75, Probability: 0.1954, Active: true},
-					{ID: "2", Odds: 1e-7, Probability: 1.0 / 3, Active: true}, // odd floats must survive 'g' formatting
+					{ID: "1", Odds: 4.75, Probability: 0.1954},
+					{ID: "2", Odds: 1e-7, Probability: 1.0 / 3}, // odd floats must survive 'g' formatting
 					{ID: tricky, Odds: 123456789.125},
 				}},
 				{ID: 18, Specifiers: "total=2.5|hcp=1:0", ExtendedSpecifiers: feed.Specifiers(tricky), Status: feed.MarketCancelled},

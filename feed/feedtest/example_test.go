@@ -54,7 +54,7 @@ func ExampleNewBroker() {
 	fmt.Println(m.Event, m.Groups, m.MarketStatus, m.Timestamp.Format(time.RFC3339Nano))
 	// Output:
 	// hi.-.live.bet_stop.1.sr:match.1234.-
-	// sr:match:1234 all -1 2025-11-26T10:20:00Z
+	// sr:match:1234 all suspended 2025-11-26T10:20:00Z
 }
 
 // Marshal writes a message as the feed sends it, which is how tests build message bodies.

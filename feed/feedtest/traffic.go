@@ -171,7 +171,7 @@ func (m *simMatch) oddsChange(rng *rand.Rand, h feed.Header) *feed.OddsChange {
 			// A small random walk keeps the odds plausible from one change to the next.
 			mk.odds[i] = max(101, mk.odds[i]+rng.IntN(21)-10)
 			om.Outcomes = append(om.Outcomes, feed.OddsOutcome{ID: o, Odds: float64(mk.odds[i]) / 100,
-				Probability: float64(1000000/mk.odds[i]) / 10000, Active: true})
+				Probability: float64(1000000/mk.odds[i]) / 10000})
 		}
 		oc.Markets = append(oc.Markets, om)
 	}
