@@ -81,18 +81,8 @@ func (m *simMatch) live() bool { return m.producer.Scope&(feed.ScopeLive|feed.Sc
 
 // key returns the routing key of a message of type t about this match.
 func (m *simMatch) key(t feed.MessageType, node feed.NodeID) feed.RoutingKey {
-	k := feed.RoutingKey{Type: t, SportID: m.sport, Event: m.urn, Node: node, Priority: feed.PriorityLow}
-	switch {
-	case m.producer.Scope&feed.ScopeVirtual != 0:
-		k.Virtual, k.Live = true, true
-	case m.live():
-		k.Live = true
-	default:
-		k.Prematch = true
-	}
-	if m.live() && (t == feed.MessageOddsChange || t == feed.MessageBetStop) {
-		k.Priority = feed.PriorityHigh
-	}
+	k := eventKey(t, m.urn, m.producer, m.sport)
+	k.Node = node
 	return k
 }
 
