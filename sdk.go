@@ -35,6 +35,7 @@ type SDK struct {
 	workers   []*concurrent.OddsFeedListener // nil entries with serial delivery
 	serial    []*concurrent.SerialListener   // nil entries with the concurrent listener
 	logger    *slog.Logger
+	api       *feed.RecoveryClient // the feed's API; nil without Config.RecoveryAPI
 
 	mu     sync.Mutex
 	state  int  // 0 new, 1 open, 2 closed
@@ -89,7 +90,7 @@ func New(cfg Config) (*SDK, error) {
 			_ = s.global.Close(context.Background())
 			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
 		}
-		requester = client
+		requester, s.api = client, client
 	}
 	s.manager, err = recovery.NewManager(requester, s.global, cfg.Node, len(cfg.Sessions), rc)
 	if err != nil {
@@ -207,7 +208,7 @@ func (s *SDK) Open(ctx context.Context) error {
 		return errors.New("feedkit: SDK closed")
 	}
 	s.warnUnpersisted(ctx)
-	if err := s.manager.Open(ctx); err != nil {
+	if err := s.openManager(ctx); err != nil {
 		return fmt.Errorf("feedkit: %w", err)
 	}
 	for i, se := range s.sessions {
