@@ -38,12 +38,12 @@ type BrokerOptions struct {
 
 // BrokerStats counts a Broker's traffic.
 type BrokerStats struct {
-	Published       uint64 // Publish calls that succeeded
-	Delivered       uint64 // messages handed to receivers (one per queue a message reached)
-	Unrouted        uint64 // messages that matched no queue
-	LostWhileDown   uint64 // messages that would have reached a queue while disconnected
-	DroppedOnDown   uint64 // messages still queued when the connection dropped
-	ConnectionDrops uint64
+	Published       uint64 `json:"published"`       // Publish calls that succeeded
+	Delivered       uint64 `json:"delivered"`       // messages handed to receivers (one per queue a message reached)
+	Unrouted        uint64 `json:"unrouted"`        // messages that matched no queue
+	LostWhileDown   uint64 `json:"lost_while_down"` // messages that would have reached a queue while disconnected
+	DroppedOnDown   uint64 `json:"dropped_on_down"` // messages still queued when the connection dropped
+	ConnectionDrops uint64 `json:"connection_drops"`
 }
 
 // Broker is an in-process topic exchange with one queue per subscription, the embedded
@@ -61,7 +61,8 @@ type Broker struct {
 	subs      map[*brokerSub]struct{}
 	connected bool
 	closed    bool
-	epoch     uint64 // connection drops so far
+	epoch     uint64        // connection drops so far
+	bound     chan struct{} // closed and replaced when a queue is bound (QueueBound)
 
 	published, delivered, unrouted, lostWhileDown, droppedOnDown, drops atomic.Uint64
 }
@@ -72,7 +73,8 @@ func NewBroker(opts BrokerOptions) *Broker {
 	if c <= 0 {
 		c = DefaultQueueCapacity
 	}
-	return &Broker{capacity: c, clock: clock.OrReal(opts.Clock), subs: make(map[*brokerSub]struct{}), connected: true}
+	return &Broker{capacity: c, clock: clock.OrReal(opts.Clock), subs: make(map[*brokerSub]struct{}), connected: true,
+		bound: make(chan struct{})}
 }
 
 // Publish routes a message to every queue bound with a matching pattern (once per queue),
@@ -148,9 +150,21 @@ func (b *Broker) Subscribe(ctx context.Context, bindings []string, r feed.Receiv
 	if b.connected {
 		s.q.control(item{up: true})
 	}
+	close(b.bound)
+	b.bound = make(chan struct{})
 	b.mu.Unlock()
 	go s.run()
 	return s, nil
+}
+
+// QueueBound returns a channel that is closed when a queue is next bound (Subscribe):
+// the Simulator sends each producer's alive then, so that a session opened after the
+// simulator started hears its producers at once rather than an AliveInterval later. A
+// Publisher that wraps a Broker may forward it for the same effect.
+func (b *Broker) QueueBound() <-chan struct{} {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.bound
 }
 
 // Disconnect drops the connection of every subscription: each receiver is told

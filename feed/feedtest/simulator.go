@@ -73,9 +73,9 @@ type Sent struct {
 
 // SimulatorStats counts what a simulator published.
 type SimulatorStats struct {
-	Events   uint64 // event messages of the live stream
-	Alives   uint64
-	Replayed uint64 // messages sent in answer to recovery requests, snapshot_complete included
+	Events   uint64 `json:"events"` // event messages of the live stream
+	Alives   uint64 `json:"alives"`
+	Replayed uint64 `json:"replayed"` // messages sent in answer to recovery requests, snapshot_complete included
 }
 
 // Simulator publishes realistic odds-feed traffic for a set of matches, alive messages per
@@ -180,7 +180,10 @@ func (s *Simulator) Producers() []feed.Producer {
 }
 
 // Run publishes paced event traffic and each producer's alives until ctx ends, then waits
-// for recovery replays in progress. It returns nil when ctx was cancelled, or the first
+// for recovery replays in progress. The alives go at once, then every AliveInterval, and
+// also whenever a queue is bound, when the Publisher says so (a Broker, or a Publisher
+// with its QueueBound method): a session opened after Run began hears its producers at
+// once, not an AliveInterval later, and a test need not order the two. It returns nil when ctx was cancelled, or the first
 // publishing error.
 func (s *Simulator) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
@@ -379,10 +382,22 @@ func (s *Simulator) DropConnection(ctx context.Context, d time.Duration) error {
 	return c.DropConnection(ctx, d)
 }
 
+// queueBinder is a Publisher that says when a queue is bound; the Broker is one.
+type queueBinder interface {
+	QueueBound() <-chan struct{}
+}
+
 func (s *Simulator) aliveLoop(ctx context.Context) error {
 	t := s.clock.NewTicker(s.cfg.AliveInterval)
 	defer t.Stop()
+	binder, _ := s.pub.(queueBinder)
 	for {
+		// Taken before the alives go: a queue bound while they are sent gets them again,
+		// never none.
+		var bound <-chan struct{} // nil, never ready, without a binder
+		if binder != nil {
+			bound = binder.QueueBound()
+		}
 		for _, p := range s.cfg.Producers {
 			s.mu.Lock()
 			silenced := s.silenced[p.ID]
@@ -396,6 +411,7 @@ func (s *Simulator) aliveLoop(ctx context.Context) error {
 		}
 		select {
 		case <-t.C():
+		case <-bound:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -751,3 +751,56 @@ func TestNewSimulatorValidatesItsConfig(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 3}, ids, "LO and Ctrl")
 }
+
+// A queue bound after the simulator sent its alives gets each producer's alive at once,
+// not an AliveInterval later: the fake clock never moves here, so without it the alive
+// would never come. It works through a Publisher that wraps the Broker and forwards its
+// QueueBound, as the Broker's doc says.
+func TestSimulatorSendsAlivesToAQueueBoundLate(t *testing.T) {
+	fc := clocktest.NewFake(t0)
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{Clock: fc})
+	t.Cleanup(broker.Close)
+	pub := &alivesSeen{Broker: broker, alives: make(chan struct{}, 16)}
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	// One event per 1000 s: the event loop publishes one message, then waits on a timer
+	// this test never reaches.
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Rate: 1e-3,
+		AliveInterval: 10 * time.Second, Clock: fc})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- sim.Run(ctx) }()
+	select {
+	case <-pub.alives: // the first alive went to no queue
+	case <-ctx.Done():
+		t.Fatal("no alive was published")
+	}
+	rec := feedtest.NewReceiverRecorder()
+	sub, err := broker.Subscribe(ctx, []string{"-.-.-.alive.#"}, rec)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close(context.Background()) })
+	assert.Equal(t, feedtest.CallReceiverUp, rec.RequireNext(t).Kind)
+	c := rec.RequireNext(t)
+	require.Equal(t, feedtest.CallReceive, c.Kind, c.String())
+	assert.Equal(t, "-.-.-.alive.-.-.-.-", c.Delivery.RoutingKey)
+	m, err := feed.DecodeAlive(c.Delivery.Body)
+	require.NoError(t, err)
+	assert.Equal(t, alive(1, t0, true), m)
+	cancel()
+	require.NoError(t, <-ran)
+	assert.Equal(t, uint64(2), sim.Stats().Alives, "one alive at the start, one for the queue bound; the clock never moved")
+}
+
+// alivesSeen wraps a Broker, its QueueBound included, and signals every alive published.
+type alivesSeen struct {
+	*feedtest.Broker
+	alives chan struct{}
+}
+
+func (a *alivesSeen) Publish(ctx context.Context, key string, body []byte) error {
+	err := a.Broker.Publish(ctx, key, body)
+	if strings.Contains(key, ".alive.") {
+		a.alives <- struct{}{}
+	}
+	return err
+}
