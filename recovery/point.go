@@ -21,10 +21,10 @@ const driftWarning = 5 * time.Second
 // Hold is a listener call that failed or panicked and holds a producer's recovery point
 // at its message's timestamp, so that the next recovery replays it.
 type Hold struct {
-	Event     feed.URN
-	Type      feed.MessageType
-	Timestamp time.Time // the message's, in the feed's clock: the recovery point stays at or before it
-	Since     time.Time // when the call failed, in our clock
+	Event     feed.URN         `json:"event"`
+	Type      feed.MessageType `json:"type"`
+	Timestamp time.Time        `json:"timestamp"` // the message's, in the feed's clock: the recovery point stays at or before it
+	Since     time.Time        `json:"since"`     // when the call failed, in our clock
 }
 
 // HoldGivenUpError reports a hold released because its message is older than the

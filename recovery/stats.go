@@ -4,28 +4,28 @@ import "time"
 
 // Stats counts what a Manager did.
 type Stats struct {
-	Alives              uint64 // alive messages processed
-	DuplicateAlives     uint64 // copies of an alive from another session, dropped
-	Unsubscribed        uint64 // alives with subscribed=0
-	Disconnections      uint64 // healthy producers disconnected (alives missing or late, connection lost)
-	ConnectionDowns     uint64 // connection losses reported
-	RecoveriesRequested uint64 // requests the API accepted
-	RecoveriesCompleted uint64 // recoveries ended by their snapshot_complete
-	RecoveriesSkipped   uint64 // recoveries skipped because recoveries are disabled
-	RecoveryTimeouts    uint64 // recoveries whose snapshot_complete did not come in time
-	RequestsRateLimited uint64 // requests postponed by the rate limits
-	RequestsFailed      uint64 // requests the API or the ledger failed
-	SnapshotsIgnored    uint64 // snapshot_complete messages of another request
-	DelayViolations     uint64 // times live messages were found processed too late
-	StatusChanges       uint64 // status changes told to the listener
-	Malformed           uint64 // system messages that could not be decoded
-	UnknownProducer     uint64 // system messages of producers not followed (not listed, or inactive for the account)
-	DisabledProducer    uint64 // system messages of producers in Config.DisabledProducers
-	ListenerFailures    uint64 // listener calls that failed or panicked (ListenerFailed)
-	Holds               uint64 // times a failed call began to hold a recovery point
-	HoldsReplayed       uint64 // holds released by a recovery that replayed their message
-	HoldsGivenUp        uint64 // holds released because their message left the recovery window (HoldGivenUpError)
-	DriftWarnings       uint64 // times the feed's clock was found more than 5 s from ours
+	Alives              uint64 `json:"alives"`                // alive messages processed
+	DuplicateAlives     uint64 `json:"duplicate_alives"`      // copies of an alive from another session, dropped
+	Unsubscribed        uint64 `json:"unsubscribed"`          // alives with subscribed=0
+	Disconnections      uint64 `json:"disconnections"`        // healthy producers disconnected (alives missing or late, connection lost)
+	ConnectionDowns     uint64 `json:"connection_downs"`      // connection losses reported
+	RecoveriesRequested uint64 `json:"recoveries_requested"`  // requests the API accepted
+	RecoveriesCompleted uint64 `json:"recoveries_completed"`  // recoveries ended by their snapshot_complete
+	RecoveriesSkipped   uint64 `json:"recoveries_skipped"`    // recoveries skipped because recoveries are disabled
+	RecoveryTimeouts    uint64 `json:"recovery_timeouts"`     // recoveries whose snapshot_complete did not come in time
+	RequestsRateLimited uint64 `json:"requests_rate_limited"` // requests postponed by the rate limits
+	RequestsFailed      uint64 `json:"requests_failed"`       // requests the API or the ledger failed
+	SnapshotsIgnored    uint64 `json:"snapshots_ignored"`     // snapshot_complete messages of another request
+	DelayViolations     uint64 `json:"delay_violations"`      // times live messages were found processed too late
+	StatusChanges       uint64 `json:"status_changes"`        // status changes told to the listener
+	Malformed           uint64 `json:"malformed"`             // system messages that could not be decoded
+	UnknownProducer     uint64 `json:"unknown_producer"`      // system messages of producers not followed (not listed, or inactive for the account)
+	DisabledProducer    uint64 `json:"disabled_producer"`     // system messages of producers in Config.DisabledProducers
+	ListenerFailures    uint64 `json:"listener_failures"`     // listener calls that failed or panicked (ListenerFailed)
+	Holds               uint64 `json:"holds"`                 // times a failed call began to hold a recovery point
+	HoldsReplayed       uint64 `json:"holds_replayed"`        // holds released by a recovery that replayed their message
+	HoldsGivenUp        uint64 `json:"holds_given_up"`        // holds released because their message left the recovery window (HoldGivenUpError)
+	DriftWarnings       uint64 `json:"drift_warnings"`        // times the feed's clock was found more than 5 s from ours
 }
 
 // Stats returns the manager's counters.
@@ -35,23 +35,25 @@ func (m *Manager) Stats() Stats {
 	return m.stats
 }
 
-// ProducerState is what the manager knows of a producer at one moment.
+// ProducerState is what the manager knows of a producer at one moment. It encodes to
+// JSON in snake_case, as Record does, with its times in RFC 3339 and ClockDrift in
+// nanoseconds (clock_drift_ns).
 type ProducerState struct {
 	Record
 	// Up is what the customer was last told: healthy and processed in time.
-	Up bool
+	Up bool `json:"up"`
 	// Delayed reports live messages processed later than Config.MaxProcessingDelay.
-	Delayed bool
+	Delayed bool `json:"delayed"`
 	// RecoveryPending reports a recovery that must be requested and has not been accepted
 	// yet; RetryAt is when it is tried next, if it is waiting.
-	RecoveryPending bool
-	RetryAt         time.Time
+	RecoveryPending bool      `json:"recovery_pending"`
+	RetryAt         time.Time `json:"retry_at,omitzero"`
 	// Hold is the failed message holding the recovery point (LastSubscribedAt) at or
 	// before its timestamp; nil when none.
-	Hold *Hold
+	Hold *Hold `json:"hold,omitempty"`
 	// ClockDrift is our clock minus the feed's at the last alive: how late the feed's
 	// timestamps run (negative: ahead), broker and consumer backlog included.
-	ClockDrift time.Duration
+	ClockDrift time.Duration `json:"clock_drift_ns"`
 }
 
 // Producers returns the state of every producer followed, in the order of its list
