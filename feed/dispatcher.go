@@ -48,12 +48,12 @@ type DispatcherOptions struct {
 
 // DispatcherStats counts what a SerialDispatcher did.
 type DispatcherStats struct {
-	Queued     int    // events waiting now
-	Delivered  uint64 // events decoded and accepted by the listener
-	Unparsable uint64 // events given to OnUnparsableMessage
-	Failed     uint64 // listener calls that returned an error
-	Panicked   uint64 // listener calls that panicked
-	Abandoned  uint64 // events dropped because Close's context ended first
+	Queued     int    `json:"queued"`     // events waiting now
+	Delivered  uint64 `json:"delivered"`  // events decoded and accepted by the listener
+	Unparsable uint64 `json:"unparsable"` // events given to OnUnparsableMessage
+	Failed     uint64 `json:"failed"`     // listener calls that returned an error
+	Panicked   uint64 `json:"panicked"`   // listener calls that panicked
+	Abandoned  uint64 `json:"abandoned"`  // events dropped because Close's context ended first
 }
 
 // SerialDispatcher delivers events to one listener, one at a time, in the order they were

@@ -1,5 +1,7 @@
 package feed
 
+import "fmt"
+
 // MessageType names a kind of feed message, as the routing key's type segment and the
 // message's root element name it.
 type MessageType uint8
@@ -48,6 +50,19 @@ func (t MessageType) String() string {
 		return "unknown"
 	}
 	return messageTypeNames[t]
+}
+
+// MarshalText implements encoding.TextMarshaler: the feed's name, as String.
+func (t MessageType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler; an unknown name is an error.
+func (t *MessageType) UnmarshalText(b []byte) error {
+	v := ParseMessageType(string(b))
+	if v == MessageUnknown && string(b) != "unknown" {
+		return fmt.Errorf("feed: unknown message type %q", b)
+	}
+	*t = v
+	return nil
 }
 
 // IsSystem reports whether t is a producer-level message (alive, snapshot_complete) rather

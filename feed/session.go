@@ -75,11 +75,11 @@ type SessionConfig struct {
 
 // SessionStats counts what a session read.
 type SessionStats struct {
-	Received        uint64 // messages read from the transport
-	Events          uint64 // event messages handed to the dispatcher
-	System          uint64 // alive and snapshot_complete messages handed to the system handler
-	Unroutable      uint64 // messages with a malformed routing key or an oversized body
-	ConnectionDowns uint64 // connection losses reported by the transport
+	Received        uint64 `json:"received"`         // messages read from the transport
+	Events          uint64 `json:"events"`           // event messages handed to the dispatcher
+	System          uint64 `json:"system"`           // alive and snapshot_complete messages handed to the system handler
+	Unroutable      uint64 `json:"unroutable"`       // messages with a malformed routing key or an oversized body
+	ConnectionDowns uint64 `json:"connection_downs"` // connection losses reported by the transport
 }
 
 // Session consumes the messages of one MessageInterest from a transport and routes them:
