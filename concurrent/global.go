@@ -309,14 +309,14 @@ func (g *GlobalEventsListener) Close(ctx context.Context) error {
 
 // GlobalStats counts what a GlobalEventsListener did.
 type GlobalStats struct {
-	Forwarded  uint64 // calls queued for the customer
-	Held       int    // ups and event recoveries held back now
-	Deferred   uint64 // ups and event recoveries that had to wait for tasks
-	Released   uint64 // of those, forwarded when the tasks were done
-	Cancelled  uint64 // ups dropped because a later status came first
-	Superseded uint64 // ups dropped because a newer recovery of the producer began
-	Incomplete uint64 // ups and event recoveries dropped because messages of their recovery were abandoned
-	Dropped    uint64 // calls dropped because the listener was closed, or not made because Close gave up
+	Forwarded  uint64 `json:"forwarded"`  // calls queued for the customer
+	Held       int    `json:"held"`       // ups and event recoveries held back now
+	Deferred   uint64 `json:"deferred"`   // ups and event recoveries that had to wait for tasks
+	Released   uint64 `json:"released"`   // of those, forwarded when the tasks were done
+	Cancelled  uint64 `json:"cancelled"`  // ups dropped because a later status came first
+	Superseded uint64 `json:"superseded"` // ups dropped because a newer recovery of the producer began
+	Incomplete uint64 `json:"incomplete"` // ups and event recoveries dropped because messages of their recovery were abandoned
+	Dropped    uint64 `json:"dropped"`    // calls dropped because the listener was closed, or not made because Close gave up
 }
 
 // Stats returns the listener's counters.

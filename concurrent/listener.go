@@ -223,17 +223,17 @@ func (c *OddsFeedListener) drain(ctx context.Context) error {
 // Stats is a snapshot of an OddsFeedListener's gauges and counters: its own tasks, on its
 // pool's workers.
 type Stats struct {
-	Queued     int      // tasks waiting in their match's queue (a worker's batch in hand, up to 16, is not counted)
-	Running    int      // listener calls in progress
-	Matches    int      // matches with tasks queued or running
-	Dispatched uint64   // tasks accepted
-	Completed  uint64   // tasks whose listener call returned, however it ended; Workers' sum, plus unroutable messages delivered inline
-	Unparsable uint64   // messages given to OnUnparsableMessage
-	Failed     uint64   // listener calls that returned an error
-	Panicked   uint64   // listener calls that panicked
-	Abandoned  uint64   // tasks dropped because Close ran out of time
-	Blocked    uint64   // dispatches that waited because Config.QueueSize tasks were queued
-	Workers    []uint64 // tasks completed by each of the pool's workers
+	Queued     int      `json:"queued"`     // tasks waiting in their match's queue (a worker's batch in hand, up to 16, is not counted)
+	Running    int      `json:"running"`    // listener calls in progress
+	Matches    int      `json:"matches"`    // matches with tasks queued or running
+	Dispatched uint64   `json:"dispatched"` // tasks accepted
+	Completed  uint64   `json:"completed"`  // tasks whose listener call returned, however it ended; Workers' sum, plus unroutable messages delivered inline
+	Unparsable uint64   `json:"unparsable"` // messages given to OnUnparsableMessage
+	Failed     uint64   `json:"failed"`     // listener calls that returned an error
+	Panicked   uint64   `json:"panicked"`   // listener calls that panicked
+	Abandoned  uint64   `json:"abandoned"`  // tasks dropped because Close ran out of time
+	Blocked    uint64   `json:"blocked"`    // dispatches that waited because Config.QueueSize tasks were queued
+	Workers    []uint64 `json:"workers"`    // tasks completed by each of the pool's workers
 }
 
 // Stats returns the listener's gauges and counters.

@@ -139,15 +139,15 @@ func (p *Pool) Close(ctx context.Context) error {
 // sums of theirs (each listener's Stats), but for Matches, where a match with tasks of
 // two listeners counts once, and Listeners.
 type PoolStats struct {
-	Listeners  int      // listeners not yet closed and drained
-	Queued     int      // tasks waiting in their match's queue (a worker's batch in hand is not counted)
-	Running    int      // listener calls in progress
-	Matches    int      // matches with tasks queued or running
-	Dispatched uint64   // tasks accepted
-	Completed  uint64   // tasks whose listener call returned, however it ended; Workers' sum, plus unroutable messages delivered inline
-	Abandoned  uint64   // tasks dropped because a Close ran out of time
-	Blocked    uint64   // dispatches that waited because Config.QueueSize tasks were queued
-	Workers    []uint64 // tasks completed by each worker; len is Config.Threads
+	Listeners  int      `json:"listeners"`  // listeners not yet closed and drained
+	Queued     int      `json:"queued"`     // tasks waiting in their match's queue (a worker's batch in hand is not counted)
+	Running    int      `json:"running"`    // listener calls in progress
+	Matches    int      `json:"matches"`    // matches with tasks queued or running
+	Dispatched uint64   `json:"dispatched"` // tasks accepted
+	Completed  uint64   `json:"completed"`  // tasks whose listener call returned, however it ended; Workers' sum, plus unroutable messages delivered inline
+	Abandoned  uint64   `json:"abandoned"`  // tasks dropped because a Close ran out of time
+	Blocked    uint64   `json:"blocked"`    // dispatches that waited because Config.QueueSize tasks were queued
+	Workers    []uint64 `json:"workers"`    // tasks completed by each worker; len is Config.Threads
 }
 
 // Stats returns the pool's gauges and counters.

@@ -3,6 +3,8 @@ package concurrent
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,12 +26,40 @@ func (rc RecoveryContext) String() string {
 	return fmt.Sprintf("producer %d, request %d", rc.Producer, rc.RequestID)
 }
 
+// MarshalText implements encoding.TextMarshaler, so that a map keyed by RecoveryContext
+// (the SDK's Stats.Tasks) encodes to JSON: "1:live" for the live tasks of producer 1,
+// "1:42" for those of its request 42.
+func (rc RecoveryContext) MarshalText() ([]byte, error) {
+	b := strconv.AppendInt(nil, int64(rc.Producer), 10)
+	if rc.RequestID == 0 {
+		return append(b, ":live"...), nil
+	}
+	return strconv.AppendInt(append(b, ':'), rc.RequestID, 10), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler, reading what MarshalText writes.
+func (rc *RecoveryContext) UnmarshalText(b []byte) error {
+	p, r, ok := strings.Cut(string(b), ":")
+	producer, err := strconv.Atoi(p)
+	if !ok || err != nil {
+		return fmt.Errorf("concurrent: recovery context %q is not producer:request or producer:live", b)
+	}
+	var request int64
+	if r != "live" {
+		if request, err = strconv.ParseInt(r, 10, 64); err != nil || request == 0 {
+			return fmt.Errorf("concurrent: recovery context %q is not producer:request or producer:live", b)
+		}
+	}
+	*rc = RecoveryContext{Producer: producer, RequestID: request}
+	return nil
+}
+
 // TaskCounts is the life so far of the tasks of one RecoveryContext.
 type TaskCounts struct {
-	Allocated uint64 // tasks handed to a scheduler
-	Started   uint64 // tasks a worker began
-	Completed uint64 // tasks whose listener call returned, whether it succeeded, failed or panicked
-	Abandoned uint64 // tasks dropped unstarted because a Close ran out of time
+	Allocated uint64 `json:"allocated"` // tasks handed to a scheduler
+	Started   uint64 `json:"started"`   // tasks a worker began
+	Completed uint64 `json:"completed"` // tasks whose listener call returned, whether it succeeded, failed or panicked
+	Abandoned uint64 `json:"abandoned"` // tasks dropped unstarted because a Close ran out of time
 }
 
 // Pending returns the tasks allocated and not yet completed or abandoned.
