@@ -40,14 +40,14 @@ type State struct {
 
 // Stats is a snapshot of a Monitor's gauges and counters.
 type Stats struct {
-	Keys      int    // keys tracked
-	Lost      int    // of which lost
-	Beats     uint64 // beats taken (the first beat of a key included)
-	Stale     uint64 // beats ignored because they were older than the key's last seen
-	Expired   uint64 // keys found lost (OnLost calls owed)
-	Restored  uint64 // lost keys that beat again (OnRestored calls owed)
-	Revisits  uint64 // wheel visits of keys that were not due: the price of lazy rescheduling
-	NoTimeout uint64 // beats of new keys dropped because TimeoutOf answered <= 0 and Config.Timeout is 0
+	Keys      int    `json:"keys"`       // keys tracked
+	Lost      int    `json:"lost"`       // of which lost
+	Beats     uint64 `json:"beats"`      // beats taken (the first beat of a key included)
+	Stale     uint64 `json:"stale"`      // beats ignored because they were older than the key's last seen
+	Expired   uint64 `json:"expired"`    // keys found lost (OnLost calls owed)
+	Restored  uint64 `json:"restored"`   // lost keys that beat again (OnRestored calls owed)
+	Revisits  uint64 `json:"revisits"`   // wheel visits of keys that were not due: the price of lazy rescheduling
+	NoTimeout uint64 `json:"no_timeout"` // beats of new keys dropped because TimeoutOf answered <= 0 and Config.Timeout is 0
 }
 
 // New returns a Monitor, or an error naming the first field of cfg that is wrong. The
