@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
@@ -17,6 +18,19 @@ import (
 // and the recovery API (RecoveryAPI.BaseURL) unless recoveries are disabled (by
 // Recovery.Disabled or RecoveryEnabledEnv).
 type Config struct {
+	// Environment and AccessToken set the SDK up as Sportradar's SDKs do: the broker and
+	// the API come from the environment (Integration, Production, Replay, or a
+	// CustomEnvironment such as the simulator's), the token logs in to both, and Open
+	// reads the account's details from the API (whoami), which give the broker's virtual
+	// host. With Environment set, leave AMQP and RecoveryAPI's BaseURL and AccessToken
+	// unset; Transport, when set, replaces the environment's broker. nil sets nothing.
+	Environment *Environment
+	// AccessToken is the account's access token; required with Environment.
+	AccessToken string
+	// TokenExpiryWarning is how long before the token expires Open warns of it (to
+	// OnError and the log), from the expiry the API gives; 0 means
+	// DefaultTokenExpiryWarning, a negative value turns the warning off.
+	TokenExpiryWarning time.Duration
 	// Transport is what the sessions consume from: a *rabbitmq.Transport, or an embedded
 	// *feedtest.Broker for tests and development. The caller owns it.
 	Transport feed.Transport
@@ -83,6 +97,10 @@ type SessionConfig struct {
 }
 
 func (c *Config) check() error {
+	// The environment fills in the transport and the API, which the checks below need.
+	if err := c.applyEnvironment(); err != nil {
+		return err
+	}
 	switch {
 	case c.Transport == nil && c.AMQP == nil:
 		return errors.New("feedkit: Config.Transport and Config.AMQP are both nil: set one")

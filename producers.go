@@ -2,14 +2,13 @@ package feedkit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/feedkit/feedkit/feed"
 )
 
-// openManager opens the recovery manager on the producers of the account, as the feed's
+// openManager checks the account (checkAccount), then opens the recovery manager on the producers of the account, as the feed's
 // API describes them (producers.xml): a producer the account does not receive (inactive)
 // is not followed, so it is never reported disconnected for ever. Without the API, or
 // when the API fails, the manager follows Config.Recovery.Producers (feed.DefaultProducers
@@ -18,18 +17,17 @@ func (s *SDK) openManager(ctx context.Context) error {
 	if s.api == nil {
 		return s.manager.Open(ctx)
 	}
+	if err := s.checkAccount(ctx); err != nil {
+		return err
+	}
 	descs, err := s.api.ProducerDescriptions(ctx)
 	switch {
-	case errors.Is(err, feed.ErrUnauthorized) || errors.Is(err, feed.ErrForbidden):
-		return fmt.Errorf("the feed's API refused the access token (Config.RecoveryAPI.AccessToken): %w", err)
+	case refused(err):
+		return fmt.Errorf("the feed's API refused the access token (%s): %w", s.tokenField(), err)
 	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("reading the account's producers: %w", err)
 	case err != nil:
-		err = fmt.Errorf("feedkit: the account's producers could not be read from the feed's API; following Config.Recovery.Producers instead: %w", err)
-		s.logger.LogAttrs(ctx, slog.LevelWarn, err.Error())
-		if s.cfg.OnError != nil {
-			s.cfg.OnError(err)
-		}
+		s.warn(ctx, fmt.Errorf("feedkit: the account's producers could not be read from the feed's API; following Config.Recovery.Producers instead: %w", err))
 		return s.manager.Open(ctx)
 	}
 	return s.manager.OpenWithProducers(ctx, s.accountProducers(ctx, descs))

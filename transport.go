@@ -42,6 +42,10 @@ func bothOnError(first, second func(error)) func(error) {
 // transportStats returns the counters of a RabbitMQ transport, the SDK's own or one given
 // in Config.Transport; nil for any other transport.
 func transportStats(t feed.Transport) *rabbitmq.Stats {
+	if et, ok := t.(*envTransport); ok { // an environment's broker
+		st := et.stats()
+		return &st
+	}
 	rt, ok := t.(*rabbitmq.Transport)
 	if !ok {
 		return nil
