@@ -30,22 +30,22 @@ type Consumer struct {
 // Stats counts what a Consumer did since it was made.
 type Stats struct {
 	// Delivered is the number of deliveries received, redeliveries included.
-	Delivered int64
+	Delivered int64 `json:"delivered"`
 	// Batches is the number of batches the handler stored (HandleBatch returned nil).
-	Batches int64
+	Batches int64 `json:"batches"`
 	// Acked is the number of readings acknowledged.
-	Acked int64
+	Acked int64 `json:"acked"`
 	// Redelivered is the number of deliveries the broker marked as redelivered: readings
 	// a consumer had received and not acknowledged when its channel went away.
-	Redelivered int64
+	Redelivered int64 `json:"redelivered"`
 	// HandlerErrors is the number of HandleBatch calls that returned an error while the
 	// connection was up; each was followed by a backoff and another call with the batch.
-	HandlerErrors int64
+	HandlerErrors int64 `json:"handler_errors"`
 	// Connects is the number of sessions that came up: connected, queue declared, every
 	// consumer consuming.
-	Connects int64
+	Connects int64 `json:"connects"`
 	// Drops is the number of sessions lost other than by the end of Run's context.
-	Drops int64
+	Drops int64 `json:"drops"`
 }
 
 // NewConsumer checks cfg and returns a Consumer that hands readings to h. A bad field
