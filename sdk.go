@@ -9,7 +9,6 @@ import (
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
-	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -256,48 +255,3 @@ func (s *SDK) Recovery() *recovery.Manager { return s.manager }
 
 // Producers returns the state of every producer.
 func (s *SDK) Producers() []recovery.ProducerState { return s.manager.Producers() }
-
-// Stats is a snapshot of the SDK's counters.
-type Stats struct {
-	Sessions []feed.SessionStats
-	Delivery []DeliveryStats       // per session
-	Pool     *concurrent.PoolStats // the sessions' shared workers; nil with serial delivery
-	Recovery recovery.Stats
-	Global   concurrent.GlobalStats
-	Tasks    map[concurrent.RecoveryContext]concurrent.TaskCounts
-	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
-	// error, messages and bytes received. nil for another transport (a feedtest.Broker).
-	Transport *rabbitmq.Stats
-}
-
-// DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
-// (the session's own tasks on the shared pool; Stats.Pool has the pool's), or the serial
-// dispatcher's.
-type DeliveryStats struct {
-	Concurrent *concurrent.Stats     // nil with serial delivery
-	Serial     *feed.DispatcherStats // nil with the concurrent listener
-}
-
-// Stats returns the SDK's counters. It may be called at any time, from any goroutine,
-// listeners included.
-func (s *SDK) Stats() Stats {
-	sessions := s.sessions // fixed by New
-	st := Stats{Recovery: s.manager.Stats(), Global: s.global.Stats(), Tasks: s.tracker.Snapshot(), Transport: transportStats(s.transport)}
-	if s.pool != nil {
-		ps := s.pool.Stats()
-		st.Pool = &ps
-	}
-	for i, se := range sessions {
-		st.Sessions = append(st.Sessions, se.Stats())
-		var d DeliveryStats
-		if w := s.workers[i]; w != nil {
-			cs := w.Stats()
-			d.Concurrent = &cs
-		} else {
-			ss := s.serial[i].Stats()
-			d.Serial = &ss
-		}
-		st.Delivery = append(st.Delivery, d)
-	}
-	return st
-}

@@ -94,9 +94,14 @@ func TestSDKUnreachableBrokerReportsEveryError(t *testing.T) {
 		assert.ErrorContains(t, err, fmt.Sprintf(`rabbitmq: reconnect to amqp://127.0.0.1:1 (vhost "/") (attempt %d): `+refused, attempt))
 		assert.Equal(t, 1+attempt, strings.Count(logs.String(), "level=WARN msg="), logs.String())
 		assert.Equal(t, 1, strings.Count(logs.String(), fmt.Sprintf("(attempt %d): %s", attempt, refused)), "logged once")
-		st := sdk.Stats().Transport
+		st := *sdk.Stats().Transport
+		// Stamped when the attempt failed: after its wait, at most delay, began (Advance
+		// passes the timer's instant on its way to its end).
+		began := start.Add(time.Duration(attempt-1) * delay)
+		assert.True(t, st.LastErrorAt.After(began) && !st.LastErrorAt.After(clk.Now()), "last error at %v", st.LastErrorAt)
+		st.LastErrorAt = time.Time{}
 		assert.Equal(t, rabbitmq.Stats{FailedAttempts: uint64(1 + attempt), ReconnectAttempts: uint64(attempt),
-			LastError: err.Error(), LastErrorAt: start.Add(time.Duration(attempt) * delay)}, *st)
+			LastError: err.Error()}, st)
 	}
 	assert.Empty(t, errs, "one error per attempt")
 }

@@ -1,0 +1,59 @@
+package feedkit
+
+import (
+	"github.com/feedkit/feedkit/concurrent"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/recovery"
+)
+
+// Stats is a snapshot of the SDK's counters, for a host to export: it encodes to JSON
+// (json.Marshal) with snake_case names throughout, as the feed's records do. Times are
+// RFC 3339 and left out when zero; durations are whole nanoseconds, in fields whose names
+// end in _ns; Tasks is keyed by recovery context, "1:live" or "1:42" (producer 1's live
+// tasks, or those of its request 42).
+type Stats struct {
+	Sessions  []feed.SessionStats                                  `json:"sessions"`
+	Delivery  []DeliveryStats                                      `json:"delivery"`       // per session
+	Pool      *concurrent.PoolStats                                `json:"pool,omitempty"` // the sessions' shared workers; nil with serial delivery
+	Recovery  recovery.Stats                                       `json:"recovery"`
+	Producers []recovery.ProducerState                             `json:"producers"` // every producer's state, as Producers returns it
+	Global    concurrent.GlobalStats                               `json:"global"`
+	Tasks     map[concurrent.RecoveryContext]concurrent.TaskCounts `json:"tasks"`
+	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
+	// error, messages and bytes received. nil for another transport (a feedtest.Broker).
+	Transport *rabbitmq.Stats `json:"transport,omitempty"`
+}
+
+// DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
+// (the session's own tasks on the shared pool; Stats.Pool has the pool's), or the serial
+// dispatcher's.
+type DeliveryStats struct {
+	Concurrent *concurrent.Stats     `json:"concurrent,omitempty"` // nil with serial delivery
+	Serial     *feed.DispatcherStats `json:"serial,omitempty"`     // nil with the concurrent listener
+}
+
+// Stats returns the SDK's counters. It may be called at any time, from any goroutine,
+// listeners included.
+func (s *SDK) Stats() Stats {
+	sessions := s.sessions // fixed by New
+	st := Stats{Recovery: s.manager.Stats(), Producers: s.manager.Producers(), Global: s.global.Stats(),
+		Tasks: s.tracker.Snapshot(), Transport: transportStats(s.transport)}
+	if s.pool != nil {
+		ps := s.pool.Stats()
+		st.Pool = &ps
+	}
+	for i, se := range sessions {
+		st.Sessions = append(st.Sessions, se.Stats())
+		var d DeliveryStats
+		if w := s.workers[i]; w != nil {
+			cs := w.Stats()
+			d.Concurrent = &cs
+		} else {
+			ss := s.serial[i].Stats()
+			d.Serial = &ss
+		}
+		st.Delivery = append(st.Delivery, d)
+	}
+	return st
+}
