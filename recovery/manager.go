@@ -33,8 +33,9 @@ type Manager struct {
 	closing chan struct{} // closed by Close: HandleSystem stops waiting on a full inbox
 
 	mu      sync.Mutex
-	effects []func() // calls to make once mu is released (store, listener, reports)
-	nextID  int64    // the last request id used
+	effects []func()                 // calls to make once mu is released (store, listener, reports)
+	nextID  int64                    // the last request id used
+	events  map[int64]*eventRecovery // event recoveries under way, by request id
 	stats   Stats
 	state   lifecycle
 	ctx     context.Context // the loop's, cancelled by Close
@@ -102,6 +103,7 @@ type input struct {
 	failed         *Hold     // a listener call that failed, of failedProducer (ListenerFailed)
 	failedProducer int
 	barrier        chan struct{} // closed once everything due before it is handled (Flush)
+	event          *eventResult  // the API's answer to an event recovery request
 }
 
 // NewManager checks cfg and returns a manager; it starts nothing until Open. Its
@@ -133,6 +135,7 @@ func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeI
 	m := &Manager{
 		s:       s,
 		inbox:   make(chan input, 1024),
+		events:  make(map[int64]*eventRecovery),
 		results: make(chan result, 64),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -453,6 +456,9 @@ func (m *Manager) handleInput(in input) {
 			m.do(func(now time.Time) { m.onProcessed(p, in.through, now) })
 		}
 		return
+	case in.event != nil:
+		m.do(func(now time.Time) { m.onEventResult(in.event, now) })
+		return
 	case in.failed != nil:
 		if p, ok := m.producers[in.failedProducer]; ok {
 			m.do(func(now time.Time) { m.onFailed(p, in.failed, now) })
@@ -489,5 +495,6 @@ func (m *Manager) check(now time.Time) {
 			m.checkDelay(p, now)
 			m.checkHold(p, now)
 		}
+		m.checkEvents(now)
 	})
 }

@@ -24,10 +24,18 @@ type RequestError struct {
 	After     time.Time // the start of the recovery asked for
 	RetryAt   time.Time // zero when Release is set
 	Release   bool      // the API failed and the ledger could not forget the request
+	Event     feed.URN  // the event of a RecoverEvent request; zero for a producer's recovery
 	Err       error
 }
 
 func (e *RequestError) Error() string {
+	if !e.Event.IsZero() {
+		msg := fmt.Sprintf("recovery: producer %d event %s request %d: %v", e.Producer, e.Event, e.RequestID, e.Err)
+		if !e.RetryAt.IsZero() {
+			msg += "; allowed again at " + e.RetryAt.UTC().Format(time.RFC3339Nano)
+		}
+		return msg
+	}
 	if e.Release {
 		return fmt.Sprintf("recovery: producer %d request %d failed and its ledger place could not be released: %v", e.Producer, e.RequestID, e.Err)
 	}
@@ -39,14 +47,19 @@ func (e *RequestError) Error() string {
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // TimeoutError reports a recovery whose snapshot_complete did not come within
-// Config.RecoveryTimeout; the recovery is requested again.
+// Config.RecoveryTimeout; a producer's recovery is requested again, an event's is not.
 type TimeoutError struct {
 	Producer    int
 	RequestID   int64
 	RequestedAt time.Time
+	Event       feed.URN // the event of a RecoverEvent request, which is not requested again; zero for a producer's recovery
 }
 
 func (e *TimeoutError) Error() string {
+	if !e.Event.IsZero() {
+		return fmt.Sprintf("recovery: producer %d event %s request %d of %s: no snapshot_complete in time; given up",
+			e.Producer, e.Event, e.RequestID, e.RequestedAt.UTC().Format(time.RFC3339))
+	}
 	return fmt.Sprintf("recovery: producer %d request %d of %s: no snapshot_complete in time; requesting again",
 		e.Producer, e.RequestID, e.RequestedAt.UTC().Format(time.RFC3339))
 }

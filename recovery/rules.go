@@ -133,6 +133,10 @@ func (m *Manager) onConnectionDown(err error, now time.Time) {
 // onSnapshotComplete ends a recovery: the snapshot_complete of its request, once
 // received on every session, makes the producer healthy.
 func (m *Manager) onSnapshotComplete(sc *feed.SnapshotComplete, session int, now time.Time) {
+	if e, ok := m.events[sc.RequestID]; ok && e.producer.ID == sc.Producer {
+		m.onEventSnapshot(sc.RequestID, e, session, now)
+		return
+	}
 	p, ok := m.producers[sc.Producer]
 	if !ok {
 		m.ignoredLocked(sc.Producer)

@@ -26,6 +26,10 @@ type Stats struct {
 	HoldsReplayed       uint64 `json:"holds_replayed"`        // holds released by a recovery that replayed their message
 	HoldsGivenUp        uint64 `json:"holds_given_up"`        // holds released because their message left the recovery window (HoldGivenUpError)
 	DriftWarnings       uint64 `json:"drift_warnings"`        // times the feed's clock was found more than 5 s from ours
+
+	EventRecoveriesRequested uint64 `json:"event_recoveries_requested"` // event recoveries the API accepted (RecoverEvent)
+	EventRecoveriesCompleted uint64 `json:"event_recoveries_completed"` // event recoveries ended by their snapshot_complete
+	EventRecoveryTimeouts    uint64 `json:"event_recovery_timeouts"`    // event recoveries whose snapshot_complete did not come in time
 }
 
 // Stats returns the manager's counters.
