@@ -183,6 +183,11 @@ func (m *Manager) maybeCompleteEvent(id int64, e *eventRecovery, _ time.Time) {
 			m.callListener("OnEventRecoveryCompleted", func() { l.OnEventRecoveryCompleted(m.ctx, done) })
 		})
 	}
+	// Logged once the listener has been told, so that a log says it was.
+	m.effects = append(m.effects, func() {
+		m.s.Logger.LogAttrs(m.ctx, slog.LevelInfo, "recovery: event recovery completed", slog.Int("producer", e.producer.ID),
+			slog.String("event", e.event.String()), slog.Int64("request_id", id))
+	})
 }
 
 // checkEvents forgets the accepted event recoveries whose snapshot_complete is overdue,
