@@ -51,7 +51,9 @@ type Config struct {
 	// RecoveryAPI configures the recovery API client (BaseURL, AccessToken, HTTP client,
 	// timeout); its Node is set from Node.
 	RecoveryAPI feed.RecoveryClientConfig
-	// Recovery tunes the recovery manager: producers, heartbeat limits, rate limits,
+	// Recovery tunes the recovery manager: producers (with the recovery API, Open follows
+	// the account's active producers from the API, and Producers is the fallback when the
+	// API cannot list them; DisabledProducers are never followed), heartbeat limits, rate limits,
 	// ledger and store, the check interval, disabling recoveries (which the environment
 	// variable RecoveryEnabledEnv overrides). What the manager is wired to comes from the
 	// fields above: the recovery API client from RecoveryAPI, Global, Node, and the count

@@ -40,8 +40,10 @@ type Requester interface {
 // millisecond for the others) is refused: it is a number written without its unit
 // (RecoveryTimeout: 60 is 60ns), not a setting.
 type Config struct {
-	// Producers are the producers to follow; nil means feed.DefaultProducers(). Messages
-	// of other producers are counted and ignored.
+	// Producers are the producers to follow when Open is given no list (OpenWithProducers
+	// gives the account's, read from the API; the SDK falls back to Producers when the API
+	// cannot say); nil means feed.DefaultProducers(). Messages of other producers are
+	// counted and ignored.
 	Producers []feed.Producer
 	// DisabledProducers are the ids of producers not to follow, whether they come from
 	// Producers or from the list given to OpenWithProducers: they are not recovered, not
