@@ -137,9 +137,18 @@ func (sub *subscription) consume(l *link) error {
 	var (
 		lastTag uint64
 		unacked int
+		broken  bool // an acknowledgement failed: the channel is gone, whether or not lost says so yet
 	)
 	ack := func() {
 		if unacked == 0 {
+			return
+		}
+		if broken {
+			// The write failed, or the channel was closed under it: a later ack on this
+			// link can only fail too (amqp091-go tells the close after the deliveries it
+			// had buffered, which are still handed over). Their messages are the
+			// broker's to redeliver, as the failed one's are.
+			unacked = 0
 			return
 		}
 		select {
@@ -157,6 +166,7 @@ func (sub *subscription) consume(l *link) error {
 		err := l.ch.Ack(lastTag, true)
 		_ = l.sock.SetWriteDeadline(time.Time{})
 		if err != nil {
+			broken = true
 			stats.ackErrors.Add(1)
 			sub.report(fmt.Errorf("rabbitmq: acknowledge up to delivery %d: %w", lastTag, err))
 		}
