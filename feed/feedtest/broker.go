@@ -157,6 +157,45 @@ func (b *Broker) Subscribe(ctx context.Context, bindings []string, r feed.Receiv
 	return s, nil
 }
 
+// Flush returns once every message published before the call has been handed to the
+// receivers of the queues it reached and their Receive calls have returned (or it was
+// lost to a Disconnect, or its queue deleted), connection changes alike. A session's
+// Receive hands a message to its dispatcher or its system handler, so after Flush every
+// message published is with them: feedkit's SDK.Flush then waits until their listener
+// calls are over, so that a test does
+//
+//	broker.Flush(ctx) // everything published has been read
+//	sdk.Flush(ctx)    // and processed
+//
+// and looks at its listener's results, with no polling. A message published while Flush
+// runs may or may not be waited for. It returns ctx.Err() if ctx ends first; a receiver
+// that never returns (a held ReceiverRecorder) holds it until then.
+func (b *Broker) Flush(ctx context.Context) error {
+	b.mu.RLock()
+	type wait struct {
+		barrier chan struct{}
+		done    <-chan struct{}
+	}
+	waits := make([]wait, 0, len(b.subs))
+	for s := range b.subs {
+		// A Publish that has returned has put its message in every queue it reached: the
+		// barrier goes behind it.
+		w := wait{barrier: make(chan struct{}), done: s.done}
+		s.q.control(item{barrier: w.barrier})
+		waits = append(waits, w)
+	}
+	b.mu.RUnlock()
+	for _, w := range waits {
+		select {
+		case <-w.barrier:
+		case <-w.done: // the queue was deleted: nothing more will be handed over
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // QueueBound returns a channel that is closed when a queue is next bound (Subscribe):
 // the Simulator sends each producer's alive then, so that a session opened after the
 // simulator started hears its producers at once rather than an AliveInterval later. A
@@ -275,6 +314,8 @@ func (s *brokerSub) run() {
 			return
 		}
 		switch {
+		case it.barrier != nil:
+			close(it.barrier)
 		case it.up:
 			s.r.ConnectionUp()
 		case it.down != nil:

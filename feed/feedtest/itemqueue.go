@@ -11,10 +11,14 @@ import (
 // item is what a broker queue holds: a message, or a connection change (which must reach
 // the receiver in order with the messages).
 type item struct {
-	d    feed.Delivery
-	up   bool
-	down error
+	d       feed.Delivery
+	up      bool
+	down    error
+	barrier chan struct{} // closed when every item before it has been handed over (Broker.Flush)
 }
+
+// isData reports whether the item is a message, which counts against the queue's bound.
+func (it item) isData() bool { return !it.up && it.down == nil && it.barrier == nil }
 
 // itemQueue is a subscription's queue: bounded for messages, so that Publish feels
 // back-pressure, unbounded for connection changes, which must never wait.
@@ -67,7 +71,7 @@ func (q *itemQueue) control(it item) {
 	q.notEmpty.Signal()
 }
 
-// drop discards the queued messages, keeping connection changes, announces the drop with
+// drop discards the queued messages, keeping connection changes and barriers, announces the drop with
 // down, and returns how many messages were lost.
 func (q *itemQueue) drop(down item, epoch uint64) int {
 	q.mu.Lock()
@@ -75,7 +79,7 @@ func (q *itemQueue) drop(down item, epoch uint64) int {
 	q.epoch = epoch
 	kept := q.items[:0]
 	for _, it := range q.items {
-		if it.up || it.down != nil {
+		if !it.isData() {
 			kept = append(kept, it)
 		}
 	}
@@ -101,7 +105,7 @@ func (q *itemQueue) get() (item, bool) {
 	it := q.items[0]
 	q.items[0] = item{}
 	q.items = q.items[1:]
-	if !it.up && it.down == nil {
+	if it.isData() {
 		q.data--
 		q.notFull.Signal()
 	}
