@@ -28,6 +28,7 @@ type ledger struct {
 	reordered  int // live messages that arrived before a live message sent earlier
 	received   int // messages struck off
 	progress   chan struct{}
+	sentSignal chan struct{} // signalled at every message noted as sent
 }
 
 // matchLedger is one match's account: what was sent and has not arrived yet, oldest first,
@@ -47,7 +48,8 @@ type entry struct {
 }
 
 func newLedger(next feedtest.Publisher, idle time.Duration) *ledger {
-	return &ledger{next: next, idle: idle, matches: map[feed.URN]*matchLedger{}, progress: make(chan struct{}, 1)}
+	return &ledger{next: next, idle: idle, matches: map[feed.URN]*matchLedger{}, progress: make(chan struct{}, 1),
+		sentSignal: make(chan struct{}, 1)}
 }
 
 // Publish notes an event message of the live stream as sent, then publishes it; a
@@ -83,7 +85,18 @@ func (l *ledger) sent(event feed.URN, typ feed.MessageType, ts time.Time) uint64
 	ml.outstanding = append(ml.outstanding, entry{typ, ts.UnixMilli(), ml.nextSeq})
 	ml.lastActive = time.Now()
 	l.pending++
+	select {
+	case l.sentSignal <- struct{}{}:
+	default:
+	}
 	return ml.nextSeq
+}
+
+// sentCount returns how many messages have been noted as sent.
+func (l *ledger) sentCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.received + l.pending
 }
 
 func (l *ledger) unsent(event feed.URN, seq uint64) {

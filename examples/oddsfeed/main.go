@@ -8,6 +8,8 @@
 //	go run ./examples/oddsfeed -amqp amqp://guest:guest@127.0.0.1:5672/
 //	go run ./examples/oddsfeed -threads 0           # one listener call at a time
 //	go run ./examples/oddsfeed -outage 0            # no outage
+//	go run ./examples/oddsfeed -state producers.json -restart 15m
+//	go run ./examples/oddsfeed -state "$FEEDKIT_PG_URL" -restart 15m
 //
 // A third of the way in, once the producer is up, the feed has an outage (-outage long):
 // the producer's alives stop, so the SDK reports it down; on the embedded broker the
@@ -19,11 +21,21 @@
 // or longer if that up has not come by then: the story is driven by the feed's events,
 // so it is told whole on a machine of any speed.
 //
+// The SDK keeps its producer records, what a restarted process recovers each producer
+// from, where -state says: a file (recovery.FileStore) or PostgreSQL (pgstore.Store).
+// Without it they are in memory and go with the process, and a process that knows
+// nothing recovers the last 10 minutes only (recovery.Config.AssumedDowntime). -restart
+// shows the difference: two thirds of the way in, once the producer is up, the process
+// stops (the SDK is closed), the feed goes on for a second, then its clock jumps over the
+// rest of the stop, and a new SDK opens on the same records. With -state it recovers
+// from its last record, over the whole stop, and nothing is lost; in memory, what the
+// feed sent early in a stop longer than 10 minutes is never seen, and the run fails.
+//
 // The summary's accounts come from a ledger in front of the broker that notes each event
 // message as the simulator publishes it and strikes it off when the listener receives it,
 // live or replayed; it holds only what is on its way, and the simulator keeps only the
-// last -outage plus 5 seconds of messages for its replays (within 64 MiB, or 256 MiB with
-// -rate 0), so memory stays flat however long the run.
+// last -outage plus 5 seconds (or -restart plus a minute) of messages for its replays
+// (within 64 MiB, or 256 MiB with -rate 0), so memory stays flat however long the run.
 //
 // The listener runs on package concurrent's workers (-threads, 10 by default): the
 // messages of different matches in parallel, each match's in order. The heartbeat limit
@@ -84,6 +96,9 @@ type options struct {
 	exchange string
 	threads  int
 	outage   time.Duration
+	state    string
+	restart  time.Duration
+	stall    time.Duration
 }
 
 // The demo's timings: alives every 100 ms, a producer is down after 500 ms without one,
@@ -107,6 +122,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
 	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: serial delivery)")
 	fs.DurationVar(&o.outage, "outage", time.Second, "length of the feed outage a third of the way in (0: none)")
+	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, lost with the process")
+	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
+	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait for a message still on its way before counting what is missing as lost")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -125,6 +143,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-outage %v must not be negative", o.outage)
 	case o.outage > 0 && o.outage < 2*heartbeatLimit:
 		return o, fmt.Errorf("-outage %v must be at least %v, for the producer to be found down", o.outage, 2*heartbeatLimit)
+	case o.restart < 0:
+		return o, fmt.Errorf("-restart %v must not be negative", o.restart)
+	case o.stall <= 0:
+		return o, fmt.Errorf("-stall %v must be positive", o.stall)
 	}
 	if o.rate == 0 {
 		o.rate = feedtest.Unlimited
@@ -137,23 +159,31 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	state, err := openState(ctx, o.state)
+	if err != nil {
+		return err
+	}
+	defer state.close()
 	link, err := connect(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer link.close()
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	// The simulator keeps what a recovery after the outage replays, and not much more, so
-	// that the run's memory stays flat however long it lasts.
-	history, historyBytes := o.outage+5*time.Second, 0 // 0: the simulator's default
-	if o.rate == feedtest.Unlimited && o.outage > 0 {
+	// The simulator keeps what a recovery after the outage or the restart replays, and not
+	// much more, so that the run's memory stays flat however long it lasts.
+	// A restart's recovery goes back over the stop, and over the time the process took
+	// to stop and start again, however slow the machine.
+	history, historyBytes := max(o.outage+5*time.Second, o.restart+time.Minute), 0 // 0: the simulator's default
+	if o.rate == feedtest.Unlimited && (o.outage > 0 || o.restart > 0) {
 		// At 100,000 messages a second the default bytes hold less than the outage.
 		historyBytes = 256 << 20
 	}
+	clk := newFeedClock()
 	ledger := newLedger(link.pub, history)
 	sim, err := feedtest.NewSimulator(ledger, feedtest.SimulatorConfig{
 		Matches: o.matches, Rate: o.rate, Seed: o.seed, AliveInterval: aliveInterval,
-		Producers: []feed.Producer{lo}, HistoryAge: history, HistoryBytes: historyBytes,
+		Producers: []feed.Producer{lo}, HistoryAge: history, HistoryBytes: historyBytes, Clock: clk,
 	})
 	if err != nil {
 		return err
@@ -167,7 +197,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.threads > 0 {
 		workers = &concurrent.Config{Threads: o.threads}
 	}
-	sdk, err := feedkit.New(feedkit.Config{
+	cfg := feedkit.Config{
 		Transport:   link.transport,
 		Node:        feed.Node(1),
 		Sessions:    []feedkit.SessionConfig{{Interest: feed.AllMessages, Listener: tally}},
@@ -177,32 +207,30 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			Producers:       []feed.Producer{lo},
 			HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
 			CheckInterval:   checkInterval,
+			Store:           state.store,
+			Clock:           clk,
 		},
 		Concurrent: workers,
 		OnError:    tally.onError,
-	})
-	if err != nil {
-		return err
 	}
-	if err := sdk.Open(ctx); err != nil {
+	proc := &process{cfg: cfg, timeline: tally.timeline}
+	if err := proc.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted before the feed began: nothing to tell
+		}
 		return err
 	}
 	// Whatever ends the run early, the SDK is closed (a second Close does nothing).
-	defer sdk.Close(context.Background())
-	// Publish only once the session's queue is bound: before, messages reach no queue.
-	select {
-	case <-tally.timeline.connected:
-	case <-ctx.Done():
-		return sdk.Close(context.Background())
-	}
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s\n",
-		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads))
+	defer proc.stop(context.Background())
+	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s, producer records in %s\n",
+		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads), state.where)
 
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Run(simCtx) }()
-	if err := script(ctx, o, newOutage(o, sim, link, lo.ID, tally.timeline), tally, simDone); err != nil {
+	rs := &restart{o: o, proc: proc, state: state, producer: lo.ID, clock: clk, ledger: ledger, tl: tally.timeline}
+	if err := script(ctx, o, newOutage(o, sim, link, lo.ID, tally.timeline), rs, tally, simDone); err != nil {
 		return err
 	}
 	stopSim()
@@ -211,38 +239,42 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// The simulator has stopped (its time is up, or Ctrl-C): what it published is in the
 	// broker or the SDK. Deliver it all before closing, even after an interrupt, so that
-	// the summary is complete. The wait ends early only if delivery stalls (stallLimit).
+	// the summary is complete. The wait ends early only if delivery stalls (-stall).
 	done := context.WithoutCancel(ctx)
 	if err := link.flush(done); err != nil {
 		return err
 	}
 	sim.WaitReplays()
-	ledger.wait(ctx, stallLimit)
+	ledger.wait(ctx, o.stall)
 	elapsed := time.Since(start)
 	closing, cancel := context.WithTimeout(done, 30*time.Second)
 	defer cancel()
-	if err := sdk.Close(closing); err != nil {
+	if err := proc.stop(closing); err != nil {
 		return err
 	}
-	return summarize(out, tally, sdk, link, elapsed)
+	return summarize(out, tally, proc.stats, link, elapsed)
 }
 
 // script runs the feed for at least -duration, through its events rather than a
 // stopwatch: once a third of it has passed and the producer is up, the outage begins;
-// it ends once it has lasted -outage and the producer was found down; and the run ends
-// once -duration has passed and the producer is up again after the outage, whatever the
-// speed of the machine. It returns nil when the run is over or interrupted, or the
-// simulator's error.
-func script(ctx context.Context, o options, outage *outage, t *tally, simDone <-chan error) error {
+// it ends once it has lasted -outage and the producer was found down. Once two thirds
+// have passed and the producer is up again, the process restarts (-restart). The run
+// ends once -duration has passed and the producer is up again after the outage and the
+// restart, whatever the speed of the machine. It returns nil when the run is over or
+// interrupted, or the simulator's error.
+func script(ctx context.Context, o options, outage *outage, rs *restart, t *tally, simDone <-chan error) error {
 	tl := t.timeline
-	var begin, end <-chan time.Time
+	var begin, end, again <-chan time.Time
 	if o.outage > 0 {
 		begin = time.After(o.duration / 3)
+	}
+	if o.restart > 0 {
+		again = time.After(2 * o.duration / 3)
 	}
 	finish := time.After(o.duration)
 	ticker := time.NewTicker(o.progress)
 	defer ticker.Stop()
-	var beginDue, endDue, finishDue bool
+	var beginDue, endDue, againDue, finishDue bool
 	last, lastAt := 0, time.Now()
 	for {
 		select {
@@ -256,6 +288,8 @@ func script(ctx context.Context, o options, outage *outage, t *tally, simDone <-
 			begin, beginDue = nil, true
 		case <-end:
 			end, endDue = nil, true
+		case <-again:
+			again, againDue = nil, true
 		case <-finish:
 			finish, finishDue = nil, true
 		case <-tl.changed:
@@ -273,7 +307,13 @@ func script(ctx context.Context, o options, outage *outage, t *tally, simDone <-
 		if endDue && !outage.stopped && !up {
 			outage.stop()
 		}
-		if finishDue && (o.outage == 0 || outage.recovered()) {
+		outageOver := o.outage == 0 || outage.recovered()
+		if againDue && !rs.done && up && outageOver {
+			if err := rs.run(ctx); err != nil {
+				return err
+			}
+		}
+		if finishDue && outageOver && (o.restart == 0 || rs.recovered()) {
 			return nil
 		}
 	}
@@ -339,9 +379,8 @@ func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error
 	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
 }
 
-func summarize(out io.Writer, t *tally, sdk *feedkit.SDK, l link, elapsed time.Duration) error {
+func summarize(out io.Writer, t *tally, st figures, l link, elapsed time.Duration) error {
 	acc := t.ledger.accounts()
-	st := sdk.Stats()
 	fmt.Fprintln(out, "\nsummary")
 	line := func(label string, v any) { fmt.Fprintf(out, "  %-30s %10v\n", label, v) }
 	for _, tc := range t.typeCounts() {
@@ -351,19 +390,19 @@ func summarize(out io.Writer, t *tally, sdk *feedkit.SDK, l link, elapsed time.D
 	line("event messages received", t.total())
 	line("  of which replayed", t.replayedCount())
 	line("  received more than once", acc.duplicates)
-	line("system messages", st.Sessions[0].System)
-	line("connection losses", st.Sessions[0].ConnectionDowns)
+	line("system messages", st.system)
+	line("connection losses", st.connectionDowns)
 	if l.broker != nil {
 		line("messages lost in the outage", l.broker.Stats().LostWhileDown)
 	}
-	line("recoveries requested", st.Recovery.RecoveriesRequested)
-	line("recoveries completed", st.Recovery.RecoveriesCompleted)
-	line("producer ups held back", st.Global.Deferred)
+	line("recoveries requested", st.requested)
+	line("recoveries completed", st.completed)
+	line("producer ups held back", st.deferred)
 	line("matches", acc.matches)
 	line("unparsable", t.unparsableCount())
 	line("errors reported", t.errorCount())
-	if c := st.Delivery[0].Concurrent; c != nil {
-		line("messages per worker", fmt.Sprintf("%d–%d", minOf(c.Workers), maxOf(c.Workers)))
+	if w := st.workers; w != nil {
+		line("messages per worker", fmt.Sprintf("%d–%d", minOf(w), maxOf(w)))
 	}
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
 	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))

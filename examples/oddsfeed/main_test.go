@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -71,7 +74,7 @@ func count(t *testing.T, text, label string) int {
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-duration", "0s"}, {"-matches", "0"}, {"-rate", "-1"}, {"-progress", "0s"}, {"-threads", "-1"}, {"-outage", "-1s"}, {"-outage", "100ms"}, {"-nope"}, {"-amqp", "http://x"}} {
+	for _, args := range [][]string{{"-duration", "0s"}, {"-matches", "0"}, {"-rate", "-1"}, {"-progress", "0s"}, {"-threads", "-1"}, {"-outage", "-1s"}, {"-outage", "100ms"}, {"-nope"}, {"-amqp", "http://x"}, {"-restart", "-1s"}, {"-stall", "0s"}, {"-state", "postgres://%zz"}} {
 		var out bytes.Buffer
 		assert.Error(t, run(t.Context(), args, &out), "%v", args)
 	}
@@ -88,4 +91,70 @@ func TestRunOnRabbitMQ(t *testing.T) {
 	assert.Regexp(t, `(?s)outage: alives stop for 1s.*producer 1 down \(\w+\)`+
 		`.*outage over.*producer 1 up \(ReturnedFromInactivity\)`, text)
 	assertNothingLost(t, text)
+}
+
+// A process stopped for longer than the 10 minutes a process that knows nothing recovers
+// (-restart 15m: the feed goes on for a second, then its clock jumps over the rest of the
+// stop) recovers from its last record when the records are kept (-state: a file, or
+// PostgreSQL): the recovery reaches back past those 10 minutes, to the record, and
+// nothing the feed sent during the stop is lost.
+func TestRestartAfterALongStopRecoversFromTheLastRecord(t *testing.T) {
+	for _, store := range []string{"file", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "producers.json")
+			if store == "postgres" {
+				state = pgtest.URL(t)
+			}
+			var out bytes.Buffer
+			err := run(t.Context(), []string{"-state", state, "-restart", "15m", "-outage", "0", "-duration", "3s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out)
+			require.NoError(t, err, out.String())
+			text := out.String()
+			stopped, record, started, from := restartStory(t, text, `record of producer 1: \w+, to recover from (\S+) \(.*\)`)
+			assert.Equal(t, record, from, "the restarted process recovers from its last record")
+			assert.False(t, record.After(stopped), "the record was written before the stop")
+			assert.GreaterOrEqual(t, started.Sub(from), 15*time.Minute, "the recovery reaches back over the whole stop, past the 10 minutes assumed without a record")
+			assertNothingLost(t, text)
+		})
+	}
+}
+
+// With the records in memory, the restarted process knows nothing and recovers the last
+// 10 minutes only: what the feed sent early in the 15-minute stop is never seen, and the
+// run says so and fails. (What the warning at Open is about.)
+func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) {
+	var out bytes.Buffer
+	// -stall: the messages sent early in the stop will not come, and the test need not
+	// wait a minute to be sure of it.
+	err := run(t.Context(), []string{"-restart", "15m", "-stall", "5s", "-outage", "0", "-duration", "3s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out)
+	require.ErrorContains(t, err, "messages were lost")
+	text := out.String()
+	stopped, _, started, from := restartStory(t, text, `(no record): the process kept it in memory`)
+	assert.False(t, from.Before(started.Add(-10*time.Minute)), "recovered from the assumed downtime, asked for after the start")
+	assert.Greater(t, from.Sub(stopped), 4*time.Minute, "the recovery misses the start of the stop")
+	assert.Positive(t, count(t, text, "lost"), "what the feed sent in the stop's first second is lost")
+}
+
+// restartStory finds the restart in a run's output, in order: the stop, the record
+// (record matches its line; its group is the record's time, or no time), the new start,
+// and the new process's recovery and its up; it returns the times printed.
+func restartStory(t *testing.T, text, record string) (stopped, recorded, started, from time.Time) {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)restart: the process stops for 15m0s of the feed's time, at (\S+)\n.*restart: ` + record +
+		`\n.*restart: the process starts again at (\S+)\n.*recovery #\d+ requested for producer 1, from (\S+)\n.*producer 1 up \(FirstRecoveryCompleted\)`).FindStringSubmatch(text)
+	require.Len(t, m, 5, "no restart story in:\n%s", text)
+	at := func(s string) time.Time {
+		v, err := time.Parse("15:04:05.000", s)
+		if err != nil {
+			return time.Time{}
+		}
+		return v
+	}
+	stopped, recorded, started, from = at(m[1]), at(m[2]), at(m[3]), at(m[4])
+	// Times of day: one that crossed midnight since the stop is a day later.
+	for _, v := range []*time.Time{&recorded, &started, &from} {
+		if !v.IsZero() && v.Before(stopped.Add(-time.Hour)) {
+			*v = v.Add(24 * time.Hour)
+		}
+	}
+	return stopped, recorded, started, from
 }
