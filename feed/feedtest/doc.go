@@ -6,6 +6,8 @@
 // Recorder, GlobalRecorder and SnapshotWaiter stand in for a session's listener, global
 // events listener and system handler, and ReceiverRecorder for the receiver a session
 // gives its transport: they record what they are handed, and a test waits on them rather
-// than polling. TestTransport holds a transport, the Broker or your own, to the promises
+// than polling. Marshal and KeyFor give a hand-built message its body and its routing
+// key; Broker.Flush, then feedkit's SDK.Flush, wait until what was published has been
+// processed. TestTransport holds a transport, the Broker or your own, to the promises
 // of feed.Transport.
 package feedtest
