@@ -194,7 +194,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	// The gate opens first: a test that failed with the replay held must not hang in Close.
 	t.Cleanup(func() { openGate(); _ = sdk.Close(context.Background()) })
 	require.Equal(t, "producer 1 down (InitialState)", global.RequireNext(t).String())
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 
 	// Start: the first alive brings the first recovery, then the producer is up.
 	alive()
@@ -227,7 +227,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	publish(300)
 	require.NoError(t, link.flush(ctx))
 	link.restore()
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 
 	// Alives resume: a recovery from the disconnection.
 	alive()

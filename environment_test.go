@@ -127,7 +127,7 @@ func TestSDKSetUpFromATokenAndAnEnvironment(t *testing.T) {
 	log := r.log.String()
 	assert.Contains(t, log, `msg="feedkit: bookmaker details" bookmaker_id=42 virtual_host=/unifiedfeed/42 token_expires_at=2027-05-26T12:00:00.000Z environment=custom`)
 	assert.Equal(t, "producer 1 down (InitialState)", r.global.RequireNext(t).String())
-	assert.Equal(t, "connection up", r.global.RequireNext(t).String())
+	assert.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	require.NoError(t, r.sim.SendAlive(t.Context(), 1, true))
 	assert.Equal(t, feedtest.CallRecoveryInitiated, r.global.RequireNext(t).Kind)
 	assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.global.RequireNext(t).String())

@@ -105,7 +105,7 @@ func (r *lossRig) open() {
 	r.sdk = sdk
 	r.t.Cleanup(func() { r.ledger.openGate(); _ = sdk.Close(context.Background()) })
 	require.Equal(r.t, fmt.Sprintf("producer %d down (InitialState)", r.lo.ID), r.global.RequireNext(r.t).String())
-	require.Equal(r.t, "connection up", r.global.RequireNext(r.t).String())
+	require.Equal(r.t, "connection up on session 0 (all messages)", r.global.RequireNext(r.t).String())
 	r.listening = true
 }
 
@@ -172,7 +172,7 @@ func (r *lossRig) drop() {
 	got := []feedtest.GlobalCall{r.global.RequireNext(r.t), r.global.RequireNext(r.t)}
 	slices.SortFunc(got, func(a, b feedtest.GlobalCall) int { return cmp.Compare(a.Kind, b.Kind) })
 	require.Equal(r.t, feedtest.CallConnectionDown, got[0].Kind, got[0].String())
-	require.Equal(r.t, fmt.Sprintf("producer %d down (ConnectionDown)", r.lo.ID), got[1].String())
+	require.Equal(r.t, fmt.Sprintf("producer %d down (ConnectionDown) on session 0 (all messages)", r.lo.ID), got[1].String())
 }
 
 // start opens the SDK and gets the producer up through its first recovery, then sends
@@ -334,7 +334,7 @@ func testOutage(t *testing.T, link feedLink, lag time.Duration, threads int) {
 	r.drop()
 	r.publish(faultMessages)
 	r.link.restore()
-	require.Equal(t, "connection up", r.global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	r.listening = true
 	req := r.recover("ReturnedFromInactivity")
 	assert.Equal(t, point.UnixMilli(), req.After.UnixMilli(), "from the feed's timestamp of the last alive processed")
@@ -456,7 +456,7 @@ func TestAFailedMessageIsReplayedOnce(t *testing.T) {
 
 				r.drop()
 				r.link.restore()
-				require.Equal(t, "connection up", r.global.RequireNext(t).String())
+				require.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 				r.listening = true
 				req := r.recover("ReturnedFromInactivity")
 				assert.Equal(t, at.UnixMilli(), req.After.UnixMilli(), "the recovery goes back to the failed message")

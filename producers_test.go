@@ -89,7 +89,7 @@ func TestSDKFollowsTheAccountsProducersFromTheAPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "producer 1 down (InitialState)", r.global.RequireNext(t).String())
 	assert.Equal(t, "producer 3 down (InitialState)", r.global.RequireNext(t).String())
-	assert.Equal(t, "connection up", r.global.RequireNext(t).String())
+	assert.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	r.recover(t, 1)
 	r.recover(t, 3)
 	var ids []int
@@ -110,7 +110,7 @@ func TestSDKDisabledProducerIsNotRecoveredNorReported(t *testing.T) {
 	r, err := newProducersRig(t, recovery.Config{DisabledProducers: []int{3}}, feedtest.DefaultAccessToken, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "producer 1 down (InitialState)", r.global.RequireNext(t).String())
-	assert.Equal(t, "connection up", r.global.RequireNext(t).String())
+	assert.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	require.NoError(t, r.sim.SendAlive(t.Context(), 3, true)) // before LO's, on the same queue
 	r.recover(t, 1)
 	reqs := r.sim.RecoveryRequests()
@@ -142,7 +142,7 @@ func TestSDKFallsBackToTheFixedProducersWhenTheAPIFails(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], feed.ErrServerError)
 	assert.ErrorContains(t, errs[0], "following Config.Recovery.Producers instead")
-	assert.Equal(t, "connection up", r.global.RequireNext(t).String())
+	assert.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	r.recover(t, 1)
 }
 

@@ -55,7 +55,7 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 			require.NoError(t, sdk.Open(ctx))
 			t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
 			require.Equal(t, "producer 1 down (InitialState)", global.RequireNext(t).String())
-			require.Equal(t, "connection up", global.RequireNext(t).String())
+			require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 			require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
 			if c.requests {
 				assert.Equal(t, feedtest.CallRecoveryInitiated, global.RequireNext(t).Kind)

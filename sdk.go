@@ -153,6 +153,7 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 	}
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
 		Interest:    sc.Interest,
+		Index:       i,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
 		Global:      s.global,

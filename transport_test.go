@@ -140,7 +140,7 @@ func TestSDKTransportStatsOnRabbitMQ(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
 	require.NoError(t, sdk.Open(t.Context()))
-	assert.Equal(t, "connection up", nextConnectionCall(t, global))
+	assert.Equal(t, "connection up on session 0 (all messages)", nextConnectionCall(t, global))
 	assert.Equal(t, rabbitmq.Stats{Connected: 1, Connects: 1}, *sdk.Stats().Transport)
 
 	pub, err := rabbitmq.NewPublisher(t.Context(), rabbitmq.Config{URL: url, DeclareExchange: true, ConnectionName: name + "-publisher"})
@@ -174,7 +174,7 @@ func TestSDKTransportStatsOnRabbitMQ(t *testing.T) {
 		LastError: lost.Error(), LastErrorAt: start}, st)
 
 	clk.Advance(delay)
-	assert.Equal(t, "connection up", nextConnectionCall(t, global))
+	assert.Equal(t, "connection up on session 0 (all messages)", nextConnectionCall(t, global))
 	publish(11, 16)
 	st = *sdk.Stats().Transport
 	assert.Equal(t, rabbitmq.Stats{Connected: 1, Connects: 2, ReconnectAttempts: 1, ConnectionDrops: 1,

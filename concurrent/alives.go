@@ -39,8 +39,8 @@ func (a AliveMarker) HandleSystem(ev feed.Event) {
 }
 
 // HandleConnectionDown hands a lost connection on, when the next handler takes it.
-func (a AliveMarker) HandleConnectionDown(err error) {
+func (a AliveMarker) HandleConnectionDown(s feed.SessionRef, err error) {
 	if c, ok := a.next.(feed.ConnectionLossHandler); ok {
-		c.HandleConnectionDown(err)
+		c.HandleConnectionDown(s, err)
 	}
 }

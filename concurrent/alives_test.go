@@ -41,7 +41,7 @@ func (l *systemLog) HandleSystem(ev feed.Event) {
 	l.got = append(l.got, ev.Key.Type.String())
 }
 
-func (l *systemLog) HandleConnectionDown(err error) {
+func (l *systemLog) HandleConnectionDown(_ feed.SessionRef, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.downs = append(l.downs, err)
@@ -76,16 +76,16 @@ func TestMarkAlivesMarksSubscribedAlivesAndPassesEverythingOn(t *testing.T) {
 	assert.Equal(t, t1, through, "only a decoded, subscribed, stamped alive moves the point")
 
 	lost := errors.New("connection lost")
-	marker.HandleConnectionDown(lost)
+	marker.HandleConnectionDown(feed.SessionRef{}, lost)
 	assert.Equal(t, []string{"alive", "alive", "alive", "alive", "snapshot_complete"}, next.got, "every message is handed on")
 	assert.Equal(t, []error{lost}, next.downs)
 
 	// A next handler that takes no connection losses, or none at all, is no trouble.
 	plain := &onlySystem{}
-	stream.MarkAlives(plain).HandleConnectionDown(lost)
+	stream.MarkAlives(plain).HandleConnectionDown(feed.SessionRef{}, lost)
 	stream.MarkAlives(plain).HandleSystem(aliveEvent(t, 1, t2, true))
 	assert.Equal(t, 1, plain.n)
-	stream.MarkAlives(nil).HandleConnectionDown(lost)
+	stream.MarkAlives(nil).HandleConnectionDown(feed.SessionRef{}, lost)
 	t3 := t2.Add(time.Second)
 	stream.MarkAlives(nil).HandleSystem(aliveEvent(t, 1, t3, true))
 	through, _ = tracker.Processed(1)

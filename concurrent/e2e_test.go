@@ -40,7 +40,7 @@ func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 		return nil
 	}
 	rig := e2eStart(t, broker, rec, feedtest.NewGlobalRecorder(), feed.SessionConfig{})
-	assert.Equal(t, "connection up", rig.customer.RequireNext(t).String(), "the connection news passes through the GlobalEventsListener")
+	assert.Equal(t, "connection up on session 0 (all messages)", rig.customer.RequireNext(t).String(), "the connection news passes through the GlobalEventsListener")
 
 	require.NoError(t, sim.Publish(ctx, n))
 	require.NoError(t, rec.Wait(ctx, n))
@@ -236,7 +236,7 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 	}
 	rig = e2eStart(t, broker, rec, customer, feed.SessionConfig{System: snapshots, Node: node})
 	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
-	require.Equal(t, "connection up", rig.customer.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", rig.customer.RequireNext(t).String())
 
 	require.NoError(t, sim.Publish(ctx, 500))
 	require.NoError(t, rec.Wait(ctx, 500))
@@ -244,7 +244,7 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 	require.Equal(t, feedtest.CallConnectionDown, rig.customer.RequireNext(t).Kind)
 	require.NoError(t, sim.Publish(ctx, 300)) // lost: the session's queue is gone
 	broker.Reconnect()
-	require.Equal(t, "connection up", rig.customer.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", rig.customer.RequireNext(t).String())
 	require.Equal(t, uint64(300), broker.Stats().LostWhileDown)
 
 	// The recovery manager's part, played by the test: announce the recovery, then ask the

@@ -118,13 +118,13 @@ func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycle
 }
 
 // OnConnectionDown forwards the call.
-func (g *GlobalEventsListener) OnConnectionDown(_ context.Context, err error) {
-	g.forward("OnConnectionDown", func(ctx context.Context) { g.l.OnConnectionDown(ctx, err) })
+func (g *GlobalEventsListener) OnConnectionDown(_ context.Context, s feed.SessionRef, err error) {
+	g.forward("OnConnectionDown", func(ctx context.Context) { g.l.OnConnectionDown(ctx, s, err) })
 }
 
 // OnConnectionUp forwards the call.
-func (g *GlobalEventsListener) OnConnectionUp(context.Context) {
-	g.forward("OnConnectionUp", func(ctx context.Context) { g.l.OnConnectionUp(ctx) })
+func (g *GlobalEventsListener) OnConnectionUp(_ context.Context, s feed.SessionRef) {
+	g.forward("OnConnectionUp", func(ctx context.Context) { g.l.OnConnectionUp(ctx, s) })
 }
 
 // OnRecoveryInitiated records the recovery's context (for a producer recovery) and

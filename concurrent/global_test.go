@@ -111,14 +111,14 @@ func glSentinel(t *testing.T, g *GlobalEventsListener, rec *feedtest.GlobalRecor
 	ups := func(calls []string) int {
 		n := 0
 		for _, c := range calls {
-			if c == "connection up" {
+			if c == "connection up on session 0 (all messages)" {
 				n++
 			}
 		}
 		return n
 	}
 	before := ups(glDescs(rec.Calls()))
-	g.OnConnectionUp(context.Background())
+	g.OnConnectionUp(context.Background(), feed.SessionRef{})
 	calls := glDescs(rec.Calls())
 	for ups(calls) == before {
 		calls = glDescs(rec.RequireCalls(t, len(calls)+1))
@@ -141,8 +141,8 @@ func TestGlobalNewRefusesNil(t *testing.T) {
 func TestGlobalPassThroughInOrder(t *testing.T) {
 	rec, _, g := glSetup(t)
 	ctx := context.Background()
-	g.OnConnectionDown(ctx, errors.New("broker gone"))
-	g.OnConnectionUp(ctx)
+	g.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("broker gone"))
+	g.OnConnectionUp(ctx, feed.SessionRef{})
 	g.OnRecoveryInitiated(ctx, glRecovery(1, 7))
 	g.OnProducerStatusChange(ctx, glDown(1))
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 2, Delayed: true, Reason: feed.ProcessingQueueDelayViolation})
@@ -150,8 +150,8 @@ func TestGlobalPassThroughInOrder(t *testing.T) {
 	g.OnProducerStatusChange(ctx, glUp(4)) // no recovery known: at once
 
 	want := []string{
-		"connection down: broker gone",
-		"connection up",
+		"connection down on session 0 (all messages): broker gone",
+		"connection up on session 0 (all messages)",
 		"recovery #7 of producer 1 initiated",
 		"producer 1 down (AliveIntervalViolation)",
 		"producer 2 up, delayed (ProcessingQueueDelayViolation)",
@@ -181,7 +181,7 @@ func TestGlobalDefersUpUntilLastTask(t *testing.T) {
 	require.Zero(t, st.Released)
 
 	// Not yet: a call decided after the up reaches the customer, the up does not.
-	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection up on session 0 (all messages)"}, glSentinel(t, g, rec))
 	require.Equal(t, 1, g.Stats().Held)
 
 	// The last task: the up follows it.
@@ -226,9 +226,9 @@ func TestGlobalUpReasonsDeferredOthersNot(t *testing.T) {
 				return
 			}
 			require.Equal(t, 1, g.Stats().Held)
-			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up"}, glSentinel(t, g, rec))
+			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up on session 0 (all messages)"}, glSentinel(t, g, rec))
 			k.Complete()
-			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up", glStatusDesc(s)}, glDescs(rec.RequireCalls(t, 3)))
+			require.Equal(t, []string{"recovery #20 of producer 2 initiated", "connection up on session 0 (all messages)", glStatusDesc(s)}, glDescs(rec.RequireCalls(t, 3)))
 			require.Equal(t, uint64(1), g.Stats().Released)
 		})
 	}
@@ -282,7 +282,7 @@ func TestGlobalDownCancelsHeldUp(t *testing.T) {
 	require.Equal(t, []string{"recovery #7 of producer 1 initiated", glStatusDesc(down)}, glDescs(rec.RequireCalls(t, 2)))
 
 	glCompleteAll(ks, 2)
-	require.Equal(t, []string{"recovery #7 of producer 1 initiated", glStatusDesc(down), "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", glStatusDesc(down), "connection up on session 0 (all messages)"}, glSentinel(t, g, rec))
 	st = g.Stats()
 	require.Zero(t, st.Released)
 	require.Equal(t, uint64(1), st.Cancelled)
@@ -331,7 +331,7 @@ func TestGlobalNewerRecoverySupersedes(t *testing.T) {
 
 	// The old tasks completing later release nothing.
 	glCompleteAll(old, 3)
-	require.Equal(t, append(want, "connection up"), glSentinel(t, g, rec))
+	require.Equal(t, append(want, "connection up on session 0 (all messages)"), glSentinel(t, g, rec))
 
 	// A newer recovery without tasks: its up goes at once, though the older one's tasks are pending.
 	more := glAllocate(tr, RecoveryContext{Producer: 1, RequestID: 8}, 2)
@@ -399,10 +399,10 @@ func TestGlobalUpsHeldTogetherReleasedInOrder(t *testing.T) {
 	st := g.Stats()
 	require.Equal(t, 3, st.Held)
 	require.Equal(t, uint64(3), st.Deferred)
-	require.Equal(t, []string{"recovery #30 of producer 3 initiated", "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{"recovery #30 of producer 3 initiated", "connection up on session 0 (all messages)"}, glSentinel(t, g, rec))
 
 	glCompleteAll(ks, 3)
-	want := []string{"recovery #30 of producer 3 initiated", "connection up"}
+	want := []string{"recovery #30 of producer 3 initiated", "connection up on session 0 (all messages)"}
 	for _, s := range ups {
 		want = append(want, glStatusDesc(s))
 	}
@@ -432,7 +432,7 @@ func TestGlobalEventRecoveryCompletedHeld(t *testing.T) {
 	st = g.Stats()
 	require.Equal(t, 1, st.Held)
 	require.Zero(t, st.Cancelled)
-	require.Equal(t, []string{glStatusDesc(down), "connection up"}, glSentinel(t, g, rec))
+	require.Equal(t, []string{glStatusDesc(down), "connection up on session 0 (all messages)"}, glSentinel(t, g, rec))
 
 	beforeLast := rec.Stamp()
 	ks[3].Complete()
@@ -533,9 +533,9 @@ func TestGlobalPanickingListenerReported(t *testing.T) {
 	g := glNew(t, rec, NewTaskLifecycleTracker(), GlobalConfig{OnError: func(err error) { errs <- err }})
 
 	ctx := context.Background()
-	g.OnConnectionUp(ctx) // panics
-	g.OnConnectionDown(ctx, errors.New("x"))
-	g.OnConnectionUp(ctx)
+	g.OnConnectionUp(ctx, feed.SessionRef{}) // panics
+	g.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("x"))
+	g.OnConnectionUp(ctx, feed.SessionRef{})
 
 	err := glRecvErr(t, errs)
 	var le *feed.ListenerError
@@ -545,7 +545,7 @@ func TestGlobalPanickingListenerReported(t *testing.T) {
 	require.Equal(t, "GlobalEventsListener.OnConnectionUp", le.Method)
 	require.ErrorIs(t, err, feed.ErrListenerPanic)
 
-	require.Equal(t, []string{"connection down: x", "connection up"}, glDescs(rec.RequireCalls(t, 2)))
+	require.Equal(t, []string{"connection down on session 0 (all messages): x", "connection up on session 0 (all messages)"}, glDescs(rec.RequireCalls(t, 2)))
 	select {
 	case err := <-errs:
 		t.Fatalf("a second error reported: %v", err)
@@ -587,8 +587,8 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 	g.OnProducerStatusChange(ctx, glUp(1)) // held
 	ek := tr.Allocate(RecoveryContext{Producer: 2, RequestID: 3})
 	g.OnEventRecoveryCompleted(ctx, feed.EventRecoveryCompleted{Producer: 2, RequestID: 3}) // held
-	g.OnConnectionDown(ctx, errors.New("a"))
-	g.OnConnectionUp(ctx)
+	g.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("a"))
+	g.OnConnectionUp(ctx, feed.SessionRef{})
 	require.Equal(t, 2, g.Stats().Held)
 
 	closed := make(chan error, 1)
@@ -605,14 +605,14 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 		t.Fatal("Close did not return")
 	}
 	// Everything forwarded before Close was delivered before it returned.
-	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection down: a", "connection up"}, glDescs(rec.Calls()))
+	require.Equal(t, []string{"recovery #7 of producer 1 initiated", "connection down on session 0 (all messages): a", "connection up on session 0 (all messages)"}, glDescs(rec.Calls()))
 	st := g.Stats()
 	require.Zero(t, st.Held)
 	require.Equal(t, uint64(2), st.Dropped)
 
 	// Calls after Close are dropped, and the tasks completing release nothing.
-	g.OnConnectionUp(ctx)
-	g.OnConnectionDown(ctx, errors.New("b"))
+	g.OnConnectionUp(ctx, feed.SessionRef{})
+	g.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("b"))
 	g.OnProducerStatusChange(ctx, glDown(1))
 	g.OnProducerStatusChange(ctx, glUp(5)) // no recovery: would go at once
 	glCompleteAll(ks, 2)
@@ -656,7 +656,7 @@ func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
 	require.NoError(t, err)
 	defer close(release)
 
-	g.OnConnectionUp(context.Background())
+	g.OnConnectionUp(context.Background(), feed.SessionRef{})
 	callCtx := func() context.Context {
 		select {
 		case c := <-entered:
@@ -666,7 +666,7 @@ func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
 			return nil
 		}
 	}()
-	g.OnConnectionDown(context.Background(), errors.New("queued behind the blocked call"))
+	g.OnConnectionDown(context.Background(), feed.SessionRef{}, errors.New("queued behind the blocked call"))
 	require.NoError(t, callCtx.Err())
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -688,6 +688,6 @@ func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
 	case <-time.After(glTimeout):
 		t.Fatal("the mailbox did not stop")
 	}
-	require.Equal(t, []string{"connection up"}, glDescs(rec.Calls()))
+	require.Equal(t, []string{"connection up on session 0 (all messages)"}, glDescs(rec.Calls()))
 	require.Equal(t, uint64(1), g.Stats().Dropped, "the call Close gave up on counts as dropped")
 }

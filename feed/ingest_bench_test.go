@@ -151,7 +151,7 @@ type upSignal struct {
 	ch chan struct{}
 }
 
-func (u *upSignal) OnConnectionUp(context.Context) {
+func (u *upSignal) OnConnectionUp(context.Context, feed.SessionRef) {
 	select {
 	case u.ch <- struct{}{}:
 	default:

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -38,17 +39,30 @@ type UnparsableMessage struct {
 // connection state, producer status and recoveries. One is registered per SDK. Embed
 // BaseGlobalEventsListener to implement only the methods you need.
 type GlobalEventsListener interface {
-	// OnConnectionDown reports that the broker connection was lost; err says why.
-	OnConnectionDown(ctx context.Context, err error)
-	// OnConnectionUp reports that the connection is (re-)established and the session's
+	// OnConnectionDown reports that session s lost its broker connection; err says why.
+	// Each session has a connection of its own.
+	OnConnectionDown(ctx context.Context, s SessionRef, err error)
+	// OnConnectionUp reports that session s's connection is (re-)established and its
 	// queue is bound again.
-	OnConnectionUp(ctx context.Context)
+	OnConnectionUp(ctx context.Context, s SessionRef)
 	// OnProducerStatusChange reports a producer going down or coming up, with the reason.
 	OnProducerStatusChange(ctx context.Context, s ProducerStatus)
 	// OnRecoveryInitiated reports that a recovery request was sent to the feed's API.
 	OnRecoveryInitiated(ctx context.Context, r RecoveryInitiated)
 	// OnEventRecoveryCompleted reports that the replay of one event's messages is complete.
 	OnEventRecoveryCompleted(ctx context.Context, r EventRecoveryCompleted)
+}
+
+// SessionRef names a session of an SDK in the global events, so that an operator with
+// several sessions (live and prematch, say) knows which one an event concerns.
+type SessionRef struct {
+	Index    int             // the session's place among the SDK's sessions, from 0
+	Interest MessageInterest // the messages the session receives
+}
+
+// String names the session, e.g. "session 1 (live messages only)".
+func (s SessionRef) String() string {
+	return "session " + strconv.Itoa(s.Index) + " (" + s.Interest.String() + ")"
 }
 
 // ProducerStatus is a producer's state after a change.
@@ -58,6 +72,12 @@ type ProducerStatus struct {
 	Delayed   bool // messages are processed late (see ProcessingQueueDelayViolation)
 	Reason    StatusReason
 	Timestamp time.Time
+	// Session is the session whose news made the change: the one that lost its
+	// connection (ConnectionDown). It is nil for a change that no one session makes: a
+	// producer's alives and recoveries are followed over every session (an alive counts
+	// from whichever session brings it first, a recovery completes once its
+	// snapshot_complete has come on each), and its processing delay over all of them.
+	Session *SessionRef
 }
 
 // StatusReason says why a producer's status changed.
@@ -157,10 +177,10 @@ func (BaseOddsFeedListener) OnUnparsableMessage(context.Context, *UnparsableMess
 type BaseGlobalEventsListener struct{}
 
 // OnConnectionDown does nothing.
-func (BaseGlobalEventsListener) OnConnectionDown(context.Context, error) {}
+func (BaseGlobalEventsListener) OnConnectionDown(context.Context, SessionRef, error) {}
 
 // OnConnectionUp does nothing.
-func (BaseGlobalEventsListener) OnConnectionUp(context.Context) {}
+func (BaseGlobalEventsListener) OnConnectionUp(context.Context, SessionRef) {}
 
 // OnProducerStatusChange does nothing.
 func (BaseGlobalEventsListener) OnProducerStatusChange(context.Context, ProducerStatus) {}

@@ -58,8 +58,8 @@ func TestBaseGlobalEventsListenerDoesNothing(t *testing.T) {
 	ctx := t.Context()
 	for _, l := range []feed.GlobalEventsListener{byValue, byPointer} {
 		assert.NotPanics(t, func() {
-			l.OnConnectionDown(ctx, errors.New("gone"))
-			l.OnConnectionUp(ctx)
+			l.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("gone"))
+			l.OnConnectionUp(ctx, feed.SessionRef{})
 			l.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Down: true, Reason: feed.AliveIntervalViolation})
 			l.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 2})
 			l.OnEventRecoveryCompleted(ctx, feed.EventRecoveryCompleted{Producer: 1, RequestID: 2})

@@ -30,7 +30,7 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 	snapshots := feedtest.NewSnapshotWaiter()
 	node := feed.Node(3)
 	openSession(t, broker, feed.SessionConfig{Listener: rec, Global: global, System: snapshots, Node: node})
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 
 	ctx := t.Context()
 	require.NoError(t, sim.Publish(ctx, 500))
@@ -39,7 +39,7 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 	require.Equal(t, feedtest.CallConnectionDown, global.RequireNext(t).Kind)
 	require.NoError(t, sim.Publish(ctx, 300)) // lost: the session's queue is gone
 	broker.Reconnect()
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 	lostWhileDown := broker.Stats().LostWhileDown
 	require.Equal(t, uint64(300), lostWhileDown)
 

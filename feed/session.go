@@ -27,7 +27,7 @@ type SystemHandler interface {
 // after the loss must not complete a recovery whose replay the loss cut short. Like
 // HandleSystem, it must hand the news off and return at once.
 type ConnectionLossHandler interface {
-	HandleConnectionDown(err error)
+	HandleConnectionDown(s SessionRef, err error)
 }
 
 // DefaultMaxBodySize is the largest message body a session accepts by default.
@@ -45,6 +45,9 @@ const DefaultMaxBodySize = 8 << 20
 type SessionConfig struct {
 	// Interest selects the messages of this session; the zero value is AllMessages.
 	Interest MessageInterest
+	// Index is the session's place among the SDK's sessions, from 0; with Interest, it
+	// names the session in its connection changes (SessionRef). 0 for a session alone.
+	Index int
 	// Node is this SDK instance's node id, so that recovery replies addressed to it reach
 	// it; unset means the session receives only messages addressed to no node.
 	Node NodeID
@@ -139,6 +142,8 @@ func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 		return nil, fmt.Errorf("feed: SessionConfig.QueueSize %d must not be negative", cfg.QueueSize)
 	case cfg.QueueSize != 0 && cfg.Dispatcher != nil:
 		return nil, errors.New("feed: SessionConfig.QueueSize configures the serial dispatcher; bound your Dispatcher instead")
+	case cfg.Index < 0:
+		return nil, fmt.Errorf("feed: SessionConfig.Index %d must not be negative", cfg.Index)
 	case cfg.Interest.kind == interestEvents && len(cfg.Interest.events) == 0:
 		return nil, errors.New("feed: SessionConfig.Interest: SpecifiedMatchesOnly needs at least one event")
 	}
@@ -207,6 +212,9 @@ func (s *Session) Open(ctx context.Context) error {
 	s.sub, s.state = sub, sessionOpen
 	return nil
 }
+
+// Ref names the session in the global events: its Index and Interest.
+func (s *Session) Ref() SessionRef { return SessionRef{Index: s.cfg.Index, Interest: s.interest} }
 
 // Close stops consuming, lets the dispatcher deliver what it holds and returns once the
 // session's goroutines are done. If ctx ends first, what is still queued is abandoned and
@@ -320,7 +328,8 @@ func (r receiver) ConnectionDown(err error) {
 		r.s.handleConnectionDown(h, err)
 	}
 	if g := r.s.global; g != nil {
-		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionDown(ctx, err) })
+		ref := r.s.Ref()
+		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionDown(ctx, ref, err) })
 	}
 }
 
@@ -328,7 +337,8 @@ func (r receiver) ConnectionDown(err error) {
 func (r receiver) ConnectionUp() {
 	r.s.rep.log.LogAttrs(r.s.ctx, slog.LevelInfo, "feed: connection up")
 	if g := r.s.global; g != nil {
-		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionUp(ctx) })
+		ref := r.s.Ref()
+		g.post(r.s.ctx, func(ctx context.Context, l GlobalEventsListener) { l.OnConnectionUp(ctx, ref) })
 	}
 }
 
@@ -340,7 +350,7 @@ func (s *Session) handleConnectionDown(h ConnectionLossHandler, err error) {
 			s.rep.report(s.ctx, &ListenerError{Method: "ConnectionLossHandler.HandleConnectionDown", Panic: p, Stack: debug.Stack()})
 		}
 	}()
-	h.HandleConnectionDown(err)
+	h.HandleConnectionDown(s.Ref(), err)
 }
 
 type nopSystem struct{}

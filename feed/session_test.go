@@ -361,8 +361,9 @@ func TestSessionReportsConnectionDownAndUp(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
 	global := feedtest.NewGlobalRecorder()
 	rec := newRecorder(2)
-	s := openSession(t, broker, feed.SessionConfig{Listener: rec, Global: global})
-	assert.Equal(t, "connection up", global.RequireNext(t).String(), "the first connection is reported up")
+	s := openSession(t, broker, feed.SessionConfig{Listener: rec, Global: global, Index: 3, Interest: feed.LiveMessagesOnly})
+	assert.Equal(t, feed.SessionRef{Index: 3, Interest: feed.LiveMessagesOnly}, s.Ref())
+	assert.Equal(t, "connection up on session 3 (live messages only)", global.RequireNext(t).String(), "the first connection is reported up, naming the session")
 
 	body := func(id int64) []byte {
 		return feedtest.Marshal(&feed.BetStop{Header: feed.Header{Producer: 1, Event: feed.URN{Prefix: "sr", Type: "match", ID: id}}})
@@ -371,10 +372,10 @@ func TestSessionReportsConnectionDownAndUp(t *testing.T) {
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.1.-", body(1)))
 	rec.waitFor(t, 1)
 	broker.Disconnect(errors.New("broker restarted"))
-	assert.Equal(t, "connection down: broker restarted", global.RequireNext(t).String())
+	assert.Equal(t, "connection down on session 3 (live messages only): broker restarted", global.RequireNext(t).String())
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.2.-", body(2))) // lost: no queue
 	broker.Reconnect()
-	assert.Equal(t, "connection up", global.RequireNext(t).String())
+	assert.Equal(t, "connection up on session 3 (live messages only)", global.RequireNext(t).String())
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.1.sr:match.3.-", body(3)))
 	rec.wait(t)
 
@@ -477,6 +478,7 @@ func TestNewSessionRefusesBadConfig(t *testing.T) {
 		{"negative body size", broker, feed.SessionConfig{Listener: rec, MaxBodySize: -1}, "MaxBodySize -1"},
 		{"negative queue", broker, feed.SessionConfig{Listener: rec, QueueSize: -5}, "QueueSize -5"},
 		{"no matches", broker, feed.SessionConfig{Listener: rec, Interest: feed.SpecifiedMatchesOnly()}, "at least one event"},
+		{"negative index", broker, feed.SessionConfig{Listener: rec, Index: -1}, "SessionConfig.Index -1 must not be negative"},
 		{"queue size with a dispatcher", broker, feed.SessionConfig{Dispatcher: d, QueueSize: 10}, "bound your Dispatcher instead"},
 	}
 	for _, tt := range tests {
@@ -576,7 +578,7 @@ func (refusingTransport) Subscribe(context.Context, []string, feed.Receiver) (fe
 func TestSessionReportsConnectionLossInOrderWithSystemMessages(t *testing.T) {
 	broker := newBroker(t, feedtest.BrokerOptions{})
 	sys := &lossRecorder{got: make(chan string, 8)}
-	openSession(t, broker, feed.SessionConfig{Listener: newRecorder(0), System: sys})
+	openSession(t, broker, feed.SessionConfig{Listener: newRecorder(0), System: sys, Index: 1})
 	ctx := t.Context()
 	alive := func(ms int64) []byte {
 		return feedtest.Marshal(&feed.Alive{Header: feed.Header{Producer: 1, Timestamp: time.UnixMilli(ms).UTC()}, Subscribed: true})
@@ -586,11 +588,13 @@ func TestSessionReportsConnectionLossInOrderWithSystemMessages(t *testing.T) {
 	broker.Disconnect(errors.New("cable cut"))
 	broker.Reconnect()
 	require.NoError(t, broker.Publish(ctx, "-.-.-.alive.-.-.-.-", alive(2)))
-	assert.Equal(t, "down: cable cut", <-sys.got)
+	assert.Equal(t, "down on session 1 (all messages): cable cut", <-sys.got, "the loss names the session")
 	assert.Equal(t, "alive", <-sys.got)
 }
 
 type lossRecorder struct{ got chan string }
 
-func (s *lossRecorder) HandleSystem(ev feed.Event)     { s.got <- ev.Key.Type.String() }
-func (s *lossRecorder) HandleConnectionDown(err error) { s.got <- "down: " + err.Error() }
+func (s *lossRecorder) HandleSystem(ev feed.Event) { s.got <- ev.Key.Type.String() }
+func (s *lossRecorder) HandleConnectionDown(ref feed.SessionRef, err error) {
+	s.got <- "down on " + ref.String() + ": " + err.Error()
+}

@@ -23,7 +23,7 @@ func TestCloseTwiceAndOpenAfterClose(t *testing.T) {
 	// Messages after Close are dropped without blocking.
 	r.m.HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
 	r.m.SystemHandler(0).HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
-	r.m.HandleConnectionDown(nil)
+	r.m.HandleConnectionDown(feed.SessionRef{}, nil)
 }
 
 // A manager closed before it was opened cannot be opened; Open twice is refused.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -128,7 +129,7 @@ func TestConnectionDownWhileARequestIsInFlightRequestsAgain(t *testing.T) {
 	r.alive(1, true)
 	first := api.next(t)
 	r.advance(5*time.Second, check)
-	r.m.HandleConnectionDown(errBoom)
+	r.m.HandleConnectionDown(feed.SessionRef{}, errBoom)
 	r.flush()
 	r.quiet()
 	api.answer(t, nil)

@@ -97,6 +97,7 @@ type input struct {
 	ev             feed.Event
 	session        int
 	connDown       bool
+	lost           feed.SessionRef // the session whose connection was lost, with connDown
 	err            error
 	processed      int       // a producer whose processed point moved to through (ProcessedThrough)
 	through        time.Time //
@@ -281,16 +282,21 @@ type sessionHandler struct {
 
 func (h sessionHandler) HandleSystem(ev feed.Event) { h.m.post(input{ev: ev, session: h.i}) }
 
-// HandleConnectionDown tells the manager that the first session's connection was lost;
-// see SystemHandler. It implements feed.ConnectionLossHandler.
-func (m *Manager) HandleConnectionDown(err error) { m.post(input{connDown: true, err: err}) }
+// HandleConnectionDown tells the manager that session s's connection was lost, s named
+// in the statuses of the producers it takes down; see SystemHandler. It implements
+// feed.ConnectionLossHandler.
+func (m *Manager) HandleConnectionDown(s feed.SessionRef, err error) {
+	m.post(input{connDown: true, lost: s, err: err})
+}
 
 // HandleConnectionDown tells the manager that the session's connection was lost: what the
 // feed sends meanwhile is lost, so every healthy producer is disconnected
 // (ConnectionDown) and a recovery under way is requested again. The session calls it in
 // order with the system messages, which is what makes a snapshot_complete read after the
 // loss unable to complete a recovery the loss cut short.
-func (h sessionHandler) HandleConnectionDown(err error) { h.m.post(input{connDown: true, err: err}) }
+func (h sessionHandler) HandleConnectionDown(s feed.SessionRef, err error) {
+	h.m.post(input{connDown: true, lost: s, err: err})
+}
 
 // Flush returns once the manager has acted on everything it was given before the call:
 // the system messages and connection losses its handlers took, the processed points and
@@ -449,7 +455,7 @@ func (m *Manager) nextRetryLocked(now time.Time) time.Time {
 func (m *Manager) handleInput(in input) {
 	switch {
 	case in.connDown:
-		m.do(func(now time.Time) { m.onConnectionDown(in.err, now) })
+		m.do(func(now time.Time) { m.onConnectionDown(in.lost, in.err, now) })
 		return
 	case in.processed != 0:
 		if p, ok := m.producers[in.processed]; ok {

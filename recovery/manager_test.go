@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -156,9 +157,9 @@ func TestConnectionDownDisconnectsAndRepeatsARecoveryInProgress(t *testing.T) {
 	c3 := r.recovered()
 
 	r.advance(5*time.Second, check)
-	r.m.HandleConnectionDown(nil)
+	r.m.HandleConnectionDown(feed.SessionRef{Index: 1, Interest: feed.LiveMessagesOnly}, nil)
 	r.flush()
-	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown) on session 1 (live messages only)", r.next(), "the status names the session that lost its connection")
 	r.quiet() // producer 3 was down already
 	r.snapshot(0, 3, c3.id)
 	r.quiet() // its replay may be incomplete: the old snapshot no longer completes it

@@ -48,9 +48,9 @@ func TestRecoveryPointIsTheLastProcessedAliveInTheFeedsClock(t *testing.T) {
 	r.lagging(1, 3*time.Second, false)
 	assert.Equal(t, processed, r.state(1).LastSubscribedAt, "alives received do not move the point")
 
-	r.m.HandleConnectionDown(nil)
+	r.m.HandleConnectionDown(feed.SessionRef{}, nil)
 	r.flush()
-	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown) on session 0 (all messages)", r.next())
 	assert.Equal(t, processed, r.state(1).LastDisconnectedAt, "disconnected at the point")
 	r.alive(1, true)
 	assert.Equal(t, processed, r.recovered().after, "recovered from the last processed alive")
@@ -129,9 +129,9 @@ func TestAFailedCallHoldsThePointUntilARecoveryReplaysIt(t *testing.T) {
 	assert.Equal(t, uint64(1), stats.Holds, "held once")
 	assert.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("the recovery point is held")), "logged once:\n%s", logs.String())
 
-	r.m.HandleConnectionDown(nil)
+	r.m.HandleConnectionDown(feed.SessionRef{}, nil)
 	r.flush()
-	assert.Equal(t, "producer 1 down (ConnectionDown)", r.next())
+	assert.Equal(t, "producer 1 down (ConnectionDown) on session 0 (all messages)", r.next())
 	r.advance(time.Second, check)
 	r.alive(1, true)
 	c := r.recovered()

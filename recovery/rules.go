@@ -108,7 +108,7 @@ func (m *Manager) checkSilent(p *producer, now time.Time) {
 
 // onConnectionDown disconnects the healthy producers and invalidates recoveries under
 // way: the replies sent while the connection was down are lost.
-func (m *Manager) onConnectionDown(err error, now time.Time) {
+func (m *Manager) onConnectionDown(lost feed.SessionRef, err error, now time.Time) {
 	m.stats.ConnectionDowns++
 	for _, p := range m.order {
 		switch p.rec.State {
@@ -117,7 +117,8 @@ func (m *Manager) onConnectionDown(err error, now time.Time) {
 			p.rec.State = Disconnected
 			m.stats.Disconnections++
 			m.saveLocked(p, now)
-			m.update(p, feed.ConnectionDown, now)
+			ref := lost // a status of its own each: the listener may keep it
+			m.updateFrom(p, feed.ConnectionDown, &ref, now)
 		case Recovering:
 			m.need(p, now, "connection lost during the recovery")
 			m.saveLocked(p, now)
@@ -250,12 +251,17 @@ func (m *Manager) need(p *producer, now time.Time, why string) {
 // update tells the listener when the producer's status as the customer sees it (up when
 // healthy and not delayed) changes.
 func (m *Manager) update(p *producer, reason feed.StatusReason, now time.Time) {
+	m.updateFrom(p, reason, nil, now)
+}
+
+// updateFrom is update for a change that session made (feed.ProducerStatus.Session).
+func (m *Manager) updateFrom(p *producer, reason feed.StatusReason, session *feed.SessionRef, now time.Time) {
 	up := p.rec.State == Healthy && !p.delayed
 	if up == p.up {
 		return
 	}
 	p.up = up
-	st := feed.ProducerStatus{Producer: p.feed.ID, Down: !up, Delayed: p.delayed, Reason: reason, Timestamp: now}
+	st := feed.ProducerStatus{Producer: p.feed.ID, Down: !up, Delayed: p.delayed, Reason: reason, Timestamp: now, Session: session}
 	m.stats.StatusChanges++
 	m.logLocked(slog.LevelInfo, "recovery: producer status", p, slog.Bool("up", up), slog.String("reason", reason.String()))
 	if l := m.s.listener; l != nil {

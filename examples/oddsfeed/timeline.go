@@ -50,17 +50,19 @@ func notify(c chan struct{}) {
 	}
 }
 
-func (tl *timeline) OnConnectionUp(context.Context) {
-	tl.printf("connection up")
+func (tl *timeline) OnConnectionUp(_ context.Context, s feed.SessionRef) {
+	tl.printf("connection up on %s", s)
 	notify(tl.connected)
 }
 
-func (tl *timeline) OnConnectionDown(_ context.Context, err error) {
-	tl.printf("connection down: %v", err)
+func (tl *timeline) OnConnectionDown(_ context.Context, s feed.SessionRef, err error) {
+	tl.printf("connection down on %s: %v", s, err)
 }
 
 func (tl *timeline) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
-	if s.Down {
+	if s.Down && s.Session != nil {
+		tl.printf("producer %d down (%s) on %s", s.Producer, s.Reason, s.Session)
+	} else if s.Down {
 		tl.printf("producer %d down (%s)", s.Producer, s.Reason)
 	} else {
 		// The SDK holds an up back until the recovery's messages are processed: by now

@@ -108,8 +108,8 @@ func ExampleGlobalRecorder() {
 	next()
 	fmt.Println("unread:", len(global.Unread()))
 	// Output:
-	// connection up
-	// connection down: broker restarted
-	// connection up
+	// connection up on session 0 (all messages)
+	// connection down on session 0 (all messages): broker restarted
+	// connection up on session 0 (all messages)
 	// unread: 0
 }

@@ -55,6 +55,7 @@ type GlobalCall struct {
 	// takes numbers from the same sequence.
 	Seq           int64
 	Kind          GlobalCallKind
+	Session       feed.SessionRef             // OnConnectionDown's and OnConnectionUp's
 	Err           error                       // OnConnectionDown's
 	Status        feed.ProducerStatus         // OnProducerStatusChange's
 	Recovery      feed.RecoveryInitiated      // OnRecoveryInitiated's
@@ -63,8 +64,12 @@ type GlobalCall struct {
 }
 
 // String describes the call in one line that a test can compare whole, e.g.
-// "connection down: broker gone", "connection up", "producer 1 down (AliveIntervalViolation)",
+// "connection down on session 0 (all messages): broker gone",
+// "connection up on session 1 (live messages only)",
+// "producer 1 down (AliveIntervalViolation)",
 // "producer 1 down, delayed (ProcessingQueueDelayViolation)",
+// "producer 1 down (ConnectionDown) on session 0 (all messages)" (a status names its
+// session when it has one),
 // "recovery #7 of producer 1 initiated from 2026-01-02T15:04:05Z",
 // "recovery #9 of producer 1 initiated for sr:match:42",
 // "event recovery #9 of producer 1 completed for sr:match:42"; then ": " and the Note, if
@@ -73,12 +78,12 @@ func (c GlobalCall) String() string {
 	var s string
 	switch c.Kind {
 	case CallConnectionDown:
-		s = "connection down"
+		s = "connection down on " + c.Session.String()
 		if c.Err != nil {
 			s += ": " + c.Err.Error()
 		}
 	case CallConnectionUp:
-		s = "connection up"
+		s = "connection up on " + c.Session.String()
 	case CallProducerStatus:
 		state := "up"
 		if c.Status.Down {
@@ -88,6 +93,9 @@ func (c GlobalCall) String() string {
 			state += ", delayed"
 		}
 		s = fmt.Sprintf("producer %d %s (%s)", c.Status.Producer, state, c.Status.Reason)
+		if c.Status.Session != nil {
+			s += " on " + c.Status.Session.String()
+		}
 	case CallRecoveryInitiated:
 		r := c.Recovery
 		s = fmt.Sprintf("recovery #%d of producer %d initiated", r.RequestID, r.Producer)
@@ -117,13 +125,13 @@ func (r *GlobalRecorder) record(ctx context.Context, c GlobalCall) {
 }
 
 // OnConnectionDown records the call.
-func (r *GlobalRecorder) OnConnectionDown(ctx context.Context, err error) {
-	r.record(ctx, GlobalCall{Kind: CallConnectionDown, Err: err})
+func (r *GlobalRecorder) OnConnectionDown(ctx context.Context, s feed.SessionRef, err error) {
+	r.record(ctx, GlobalCall{Kind: CallConnectionDown, Session: s, Err: err})
 }
 
 // OnConnectionUp records the call.
-func (r *GlobalRecorder) OnConnectionUp(ctx context.Context) {
-	r.record(ctx, GlobalCall{Kind: CallConnectionUp})
+func (r *GlobalRecorder) OnConnectionUp(ctx context.Context, s feed.SessionRef) {
+	r.record(ctx, GlobalCall{Kind: CallConnectionUp, Session: s})
 }
 
 // OnProducerStatusChange records the call.

@@ -20,9 +20,11 @@ func TestGlobalRecorderRecordsEveryCallInOrder(t *testing.T) {
 	ctx := t.Context()
 	match := feed.URN{Prefix: "sr", Type: "match", ID: 42}
 	after := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
-	g.OnConnectionDown(ctx, errors.New("broker gone"))
-	g.OnConnectionDown(ctx, nil)
-	g.OnConnectionUp(ctx)
+	g.OnConnectionDown(ctx, feed.SessionRef{}, errors.New("broker gone"))
+	g.OnConnectionDown(ctx, feed.SessionRef{}, nil)
+	live := feed.SessionRef{Index: 1, Interest: feed.LiveMessagesOnly}
+	g.OnConnectionUp(ctx, live)
+	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Down: true, Reason: feed.ConnectionDown, Session: &live})
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Down: true, Reason: feed.AliveIntervalViolation})
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Down: true, Delayed: true, Reason: feed.ProcessingQueueDelayViolation})
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 3, Reason: feed.FirstRecoveryCompleted})
@@ -31,9 +33,10 @@ func TestGlobalRecorderRecordsEveryCallInOrder(t *testing.T) {
 	g.OnEventRecoveryCompleted(ctx, feed.EventRecoveryCompleted{Producer: 1, Event: match, RequestID: 9})
 
 	want := []string{
-		"connection down: broker gone",
-		"connection down",
-		"connection up",
+		"connection down on session 0 (all messages): broker gone",
+		"connection down on session 0 (all messages)",
+		"connection up on session 1 (live messages only)",
+		"producer 1 down (ConnectionDown) on session 1 (live messages only)",
 		"producer 1 down (AliveIntervalViolation)",
 		"producer 1 down, delayed (ProcessingQueueDelayViolation)",
 		"producer 3 up (FirstRecoveryCompleted)",
@@ -49,13 +52,14 @@ func TestGlobalRecorderRecordsEveryCallInOrder(t *testing.T) {
 	}
 	assert.Equal(t, feedtest.CallConnectionDown, calls[0].Kind)
 	assert.EqualError(t, calls[0].Err, "broker gone")
-	assert.Equal(t, feedtest.CallProducerStatus, calls[4].Kind)
-	assert.Equal(t, feed.ProducerStatus{Producer: 1, Down: true, Delayed: true, Reason: feed.ProcessingQueueDelayViolation}, calls[4].Status)
-	assert.Equal(t, feedtest.CallRecoveryInitiated, calls[6].Kind)
-	assert.Equal(t, int64(7), calls[6].Recovery.RequestID)
-	assert.True(t, after.Equal(calls[6].Recovery.After))
-	assert.Equal(t, feedtest.CallEventRecoveryCompleted, calls[8].Kind)
-	assert.Equal(t, feed.EventRecoveryCompleted{Producer: 1, Event: match, RequestID: 9}, calls[8].EventRecovery)
+	assert.Equal(t, live, calls[2].Session)
+	assert.Equal(t, feedtest.CallProducerStatus, calls[5].Kind)
+	assert.Equal(t, feed.ProducerStatus{Producer: 1, Down: true, Delayed: true, Reason: feed.ProcessingQueueDelayViolation}, calls[5].Status)
+	assert.Equal(t, feedtest.CallRecoveryInitiated, calls[7].Kind)
+	assert.Equal(t, int64(7), calls[7].Recovery.RequestID)
+	assert.True(t, after.Equal(calls[7].Recovery.After))
+	assert.Equal(t, feedtest.CallEventRecoveryCompleted, calls[9].Kind)
+	assert.Equal(t, feed.EventRecoveryCompleted{Producer: 1, Event: match, RequestID: 9}, calls[9].EventRecovery)
 
 	// Next reads them one at a time, in the same order; Unread is what it has left.
 	assert.Len(t, g.Unread(), len(want))
@@ -77,10 +81,10 @@ func TestGlobalRecorderWaits(t *testing.T) {
 		c, err := g.Next(ctx)
 		got <- fmt.Sprint(c, err)
 	}()
-	g.OnConnectionUp(t.Context())
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 	select {
 	case c := <-got:
-		assert.Equal(t, "connection up <nil>", c)
+		assert.Equal(t, "connection up on session 0 (all messages) <nil>", c)
 	case <-time.After(time.Minute): // a guard against a hang
 		t.Fatal("Next did not return the call")
 	}
@@ -107,7 +111,7 @@ func TestGlobalRecorderWaits(t *testing.T) {
 // When the context ends first, Next and Wait say so, and what they waited for.
 func TestGlobalRecorderWaitsEndWithTheContext(t *testing.T) {
 	g := feedtest.NewGlobalRecorder()
-	g.OnConnectionUp(t.Context())
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := g.Next(ctx)
@@ -140,8 +144,8 @@ func TestGlobalRecorderHook(t *testing.T) {
 	g.OnProducerStatusChange(t.Context(), feed.ProducerStatus{Producer: 1, Reason: feed.ReturnedFromInactivity})
 	pending = 0
 	g.OnProducerStatusChange(t.Context(), feed.ProducerStatus{Producer: 1, Reason: feed.ReturnedFromInactivity})
-	require.PanicsWithValue(t, "listener bug", func() { g.OnConnectionDown(t.Context(), errors.New("x")) })
-	g.OnConnectionUp(t.Context())
+	require.PanicsWithValue(t, "listener bug", func() { g.OnConnectionDown(t.Context(), feed.SessionRef{}, errors.New("x")) })
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 
 	var got []string
 	for _, c := range g.Calls() {
@@ -150,7 +154,7 @@ func TestGlobalRecorderHook(t *testing.T) {
 	assert.Equal(t, []string{
 		"producer 1 up (ReturnedFromInactivity): pending 3",
 		"producer 1 up (ReturnedFromInactivity): pending 0",
-		"connection up",
+		"connection up on session 0 (all messages)",
 	}, got)
 	assert.Equal(t, "pending 3", g.Calls()[0].Note)
 }
@@ -158,9 +162,9 @@ func TestGlobalRecorderHook(t *testing.T) {
 // Stamp orders the test's own actions against the calls.
 func TestGlobalRecorderStamp(t *testing.T) {
 	g := feedtest.NewGlobalRecorder()
-	g.OnConnectionUp(t.Context())
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 	stamp := g.Stamp()
-	g.OnConnectionUp(t.Context())
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 	calls := g.Calls()
 	require.Len(t, calls, 2)
 	assert.Less(t, calls[0].Seq, stamp)
@@ -183,10 +187,10 @@ func TestGlobalRecorderRequireNone(t *testing.T) {
 	ft := &fatalT{TB: t}
 	g.RequireNone(ft)
 	assert.Empty(t, ft.fatal)
-	g.OnConnectionDown(t.Context(), errors.New("gone"))
-	g.OnConnectionUp(t.Context())
+	g.OnConnectionDown(t.Context(), feed.SessionRef{}, errors.New("gone"))
+	g.OnConnectionUp(t.Context(), feed.SessionRef{})
 	g.RequireNone(ft)
-	assert.Equal(t, `feedtest: unexpected global call "connection down: gone" (2 unread)`, ft.fatal)
+	assert.Equal(t, `feedtest: unexpected global call "connection down on session 0 (all messages): gone" (2 unread)`, ft.fatal)
 	ft.fatal = ""
 	g.RequireNext(t)
 	g.RequireNext(t)

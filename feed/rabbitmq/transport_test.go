@@ -105,7 +105,7 @@ func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	rec := feedtest.NewRecorder()
 	tr := b.transport(t, cfg)
 	s := openSession(t, tr, feed.SessionConfig{Listener: rec, Global: global})
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 	pub := b.publisher(t)
 	publish := func(from, to int64) {
 		for id := from; id < to; id++ {
@@ -124,7 +124,7 @@ func TestReconnectAfterTheBrokerClosesTheConnection(t *testing.T) {
 	clk.BlockUntil(1) // the transport waits to reconnect
 	publish(101, 151) // no queue is bound: lost, for recovery to fetch
 	clk.Advance(cfg.MaxReconnectDelay + rabbitmq.DefaultMaxReconnectDelay)
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 	publish(151, 251)
 	require.NoError(t, rec.Wait(waitCtx(t), 200))
 
@@ -162,7 +162,7 @@ func TestReconnectMidStream(t *testing.T) {
 	rec := feedtest.NewRecorder()
 	tr := b.transport(t, b.config(t))
 	openSession(t, tr, feed.SessionConfig{Listener: rec, Global: global})
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -170,7 +170,7 @@ func TestReconnectMidStream(t *testing.T) {
 	require.NoError(t, rec.Wait(waitCtx(t), 500))
 	require.Equal(t, 1, testenv.CloseAMQPConnections(t, b.name, "feedkit test: mid-stream"))
 	assert.Contains(t, global.RequireNext(t).String(), "CONNECTION_FORCED")
-	require.Equal(t, "connection up", global.RequireNext(t).String())
+	require.Equal(t, "connection up on session 0 (all messages)", global.RequireNext(t).String())
 	after := rec.Len()
 	require.NoError(t, rec.Wait(waitCtx(t), after+500), "consumption goes on after the reconnection")
 	stop()
