@@ -38,7 +38,9 @@
 //   - [github.com/feedkit/feedkit/carousel]: the publish carousel: cycles that republish
 //     a collection, whole or by time window, at a throttle, with their progress persisted
 //     (in memory, a file, or PostgreSQL with carousel/pgstore) and an active/passive
-//     switch, so that every item reaches downstream systems again without flooding them.
+//     switch, so that every item reaches downstream systems again without flooding them;
+//     carousel/carouselhttp serves its operator API and status page and publishes over
+//     HTTP.
 //
 //   - [github.com/feedkit/feedkit/clock]: the time every component reads; a test passes
 //     clock/clocktest's fake to any Config.Clock and moves time instead of sleeping. The
@@ -49,10 +51,23 @@
 // This package assembles the odds-feed SDK: [New] takes a [Config] (a transport, the
 // sessions by message interest with their listeners, the recovery API, the recovery
 // manager's tunables, and Config.Concurrent: a *concurrent.Config for the concurrent
-// listener, nil for serial delivery) and returns an [SDK] to Open and Close. Producers
-// start down; each is recovered when its alives arrive, and its up reaches the
-// GlobalEventsListener only after every message of the recovery behind it has been
-// processed, with either delivery.
+// listener, nil for serial delivery) and returns an [SDK] to Open and Close. With the
+// concurrent listener all sessions share one pool of Config.Concurrent.Threads workers,
+// and a match keeps its order across sessions.
+//
+// Set it up from an access token and an environment, as Sportradar's SDKs are:
+// Config.AccessToken with Config.Environment ([Integration], [Production], [Replay], or
+// [CustomEnvironment] for another broker and API, such as the simulator's). Open reads
+// the bookmaker details (the virtual host, and the token's expiry, warned of within
+// Config.TokenExpiryWarning; a refused token fails Open) and the account's producers from
+// the API, and follows the active ones (the fixed list of producers is only the fallback
+// when the API cannot be read; Config.Recovery.DisabledProducers are never followed).
+// Every producer followed is reported down first, with the reason InitialState; each is
+// recovered when its alives arrive, and its up reaches the GlobalEventsListener only
+// after every message of the recovery behind it has been processed, with either
+// delivery. [SDK.RecoverEvent] recovers one event's messages through the same listeners.
+// [SDK.Stats] encodes to JSON for an operator's /stats endpoint, and [SDK.Flush] lets a
+// test wait until what was read has been processed.
 //
 // The kit has one rule for what goes where: what a component cannot work without, and
 // what an assembler wires in, is an argument of its constructor (recovery.NewManager takes
@@ -70,7 +85,9 @@
 // feed stamped before the outage nor what was queued behind the listeners when a process
 // died. A listener call that returns an error or panics holds the point before its
 // message, so the next recovery replays it (recovery.Config.AdvancePastFailures turns that
-// off). Keep the point in a recovery.FileStore or recovery/pgstore across restarts.
+// off). Keep the point in a recovery.FileStore or recovery/pgstore across restarts: with
+// the in-memory default, Open warns that a restart would recover the last
+// AssumedDowntime only.
 //
 // Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and the
 // SDK on the embedded broker through an outage, and prints the disconnection, the
