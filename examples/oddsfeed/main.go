@@ -37,6 +37,11 @@
 // last -outage plus 5 seconds (or -restart plus a minute) of messages for its replays
 // (within 64 MiB, or 256 MiB with -rate 0), so memory stays flat however long the run.
 //
+// The SDK is set up from an access token and an environment, as with Sportradar's SDKs:
+// feedkit.CustomEnvironment with the simulator's API, from which Open reads the account
+// (whoami) and the producers to follow; the broker, embedded or -amqp, is given as
+// Config.Transport.
+//
 // The listener runs on package concurrent's workers (-threads, 10 by default): the
 // messages of different matches in parallel, each match's in order. The heartbeat limit
 // and check interval are shortened so that the story fits in seconds.
@@ -55,6 +60,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -188,8 +195,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api := httptest.NewServer(sim.RecoveryHandler())
+	// The simulator's API: the account (whoami), its producers, and the recoveries.
+	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
 	defer api.Close()
+	// The SDK is set up as an operator sets it up: from an access token and an
+	// environment, here a custom one whose API is the simulator's. Open reads the account
+	// (whoami) and its producers from that API, so the producer followed is the one the
+	// simulator feeds, and no list of producers is configured. The broker is given as
+	// Config.Transport, which replaces the environment's: the embedded broker has no
+	// address, and the -amqp broker takes the URL's user and virtual host, where an
+	// environment's broker logs in with the token.
+	env := feedkit.CustomEnvironment("", 0, false, api.URL)
 
 	start := time.Now()
 	tally := newTally(out, start, ledger)
@@ -198,13 +214,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		workers = &concurrent.Config{Threads: o.threads}
 	}
 	cfg := feedkit.Config{
+		Environment: &env,
+		AccessToken: feedtest.DefaultAccessToken,
 		Transport:   link.transport,
 		Node:        feed.Node(1),
 		Sessions:    []feedkit.SessionConfig{{Interest: feed.AllMessages, Listener: tally}},
 		Global:      tally.timeline,
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 		Recovery: recovery.Config{
-			Producers:       []feed.Producer{lo},
 			HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
 			CheckInterval:   checkInterval,
 			Store:           state.store,
@@ -224,6 +240,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer proc.stop(context.Background())
 	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s, producer records in %s\n",
 		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads), state.where)
+	fmt.Fprintf(out, "oddsfeed: set up from a token on the %s environment (the simulator's API); producers of the account: %s\n",
+		env.Name, producerIDs(proc.sdk.Producers()))
 
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
@@ -323,6 +341,15 @@ func script(ctx context.Context, o options, outage *outage, rs *restart, t *tall
 // their way: longer than any pause of a busy machine, so that what it then counts as lost
 // is lost.
 const stallLimit = time.Minute
+
+// producerIDs lists the producers the SDK follows, which Open read from the API.
+func producerIDs(ps []recovery.ProducerState) string {
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = strconv.Itoa(p.Producer)
+	}
+	return strings.Join(ids, ", ")
+}
 
 func dispatchText(threads int) string {
 	if threads == 0 {

@@ -28,6 +28,8 @@ func testRunSummary(t *testing.T, threads string) {
 	err := run(t.Context(), []string{"-duration", "3s", "-outage", "1s", "-progress", "500ms", "-matches", "20", "-rate", "2000", "-threads", threads}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
+	assert.Contains(t, text, "set up from a token on the custom environment (the simulator's API); producers of the account: 1\n",
+		"Open read the account's producers from the simulator's API: its one active producer")
 	// The story of the outage, in order: each step is printed before it is taken, and
 	// the run ends only once the producer is up again after it.
 	assert.Regexp(t, `(?s)recovery #\d+ requested for producer 1.*producer 1 up \(FirstRecoveryCompleted\)`+
