@@ -47,6 +47,9 @@ func TestStatsOfARunningSDKEncode(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
 	require.NoError(t, sim.Publish(ctx, 5))
 	require.NoError(t, rec.Wait(ctx, 5))
+	// The recorder has the messages while their calls are still returning: wait for the
+	// tasks to complete, as an operator's test would.
+	require.NoError(t, sdk.Flush(ctx))
 
 	b, err := json.Marshal(sdk.Stats())
 	require.NoError(t, err)
