@@ -111,6 +111,32 @@ func waiting(t *testing.T, clk *clocktest.Fake, done <-chan error) {
 	}
 }
 
+// advanceUntilDone moves the clock on by step each time the publisher waits for a retry,
+// until Publish returns, and returns its error. The test counts the requests, not the
+// steps: a retry timer the publisher sets while one step is firing the previous timer can
+// fall due within the same step, and then fires in it (the fake clock fires whatever is
+// due by the new time), so the steps a run takes depend on the scheduling.
+func advanceUntilDone(t *testing.T, clk *clocktest.Fake, done <-chan error, step time.Duration) error {
+	t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		waited := make(chan error, 1)
+		go func() { waited <- clk.BlockUntilContext(ctx, 1) }()
+		select {
+		case err := <-done:
+			cancel()
+			<-waited
+			return err
+		case err := <-waited:
+			cancel()
+			if err != nil {
+				t.Fatalf("Publish neither returned nor waited to retry: %v", err)
+			}
+			clk.Advance(step)
+		}
+	}
+}
+
 func TestHTTPPublisherSendsHeadersAndBody(t *testing.T) {
 	r := newReceiver(t, reply{status: http.StatusAccepted})
 	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL + "/notify"})
@@ -184,11 +210,7 @@ func TestHTTPPublisherRetriesThenSucceeds(t *testing.T) {
 	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, RetryInitial: time.Second, RetryMax: 4 * time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
-	for range 2 {
-		waiting(t, clk, done)
-		clk.Advance(4 * time.Second)
-	}
-	require.NoError(t, <-done)
+	require.NoError(t, advanceUntilDone(t, clk, done, 4*time.Second))
 
 	reqs := r.seen()
 	require.Len(t, reqs, 3)
@@ -240,11 +262,7 @@ func TestHTTPPublisherAttemptsExhausted(t *testing.T) {
 	p := newPublisher(t, carouselhttp.PublisherConfig{URL: r.URL, Attempts: 4, RetryMax: time.Second, Clock: clk})
 
 	done := publishAsync(context.Background(), p)
-	for range 3 {
-		waiting(t, clk, done)
-		clk.Advance(time.Second)
-	}
-	err := <-done
+	err := advanceUntilDone(t, clk, done, time.Second)
 	require.Error(t, err)
 	assert.Len(t, r.seen(), 4)
 	msg := err.Error()
