@@ -12,17 +12,18 @@ import (
 	"time"
 )
 
-// Errors of the recovery API, matched with errors.Is against an *APIError.
+// Errors of the feed's API (recoveries, the account, the Sports API), matched with
+// errors.Is against an *APIError.
 var (
-	ErrBadRequest      = errors.New("feed: recovery API: bad request")       // 400
-	ErrUnauthorized    = errors.New("feed: recovery API: unauthorized")      // 401: bad access token
-	ErrForbidden       = errors.New("feed: recovery API: forbidden")         // 403: not allowed for this account or producer
-	ErrNotFound        = errors.New("feed: recovery API: not found")         // 404: unknown producer or event
-	ErrTooManyRequests = errors.New("feed: recovery API: too many requests") // 429: a rate limit
-	ErrServerError     = errors.New("feed: recovery API: server error")      // 5xx
+	ErrBadRequest      = errors.New("feed: API: bad request")       // 400
+	ErrUnauthorized    = errors.New("feed: API: unauthorized")      // 401: bad access token
+	ErrForbidden       = errors.New("feed: API: forbidden")         // 403: not allowed for this account or producer
+	ErrNotFound        = errors.New("feed: API: not found")         // 404: unknown producer, event, language, ...
+	ErrTooManyRequests = errors.New("feed: API: too many requests") // 429: a rate limit
+	ErrServerError     = errors.New("feed: API: server error")      // 5xx
 )
 
-// APIError is a recovery API answer other than success.
+// APIError is an answer of the feed's API other than success.
 type APIError struct {
 	StatusCode int
 	Method     string
@@ -32,7 +33,7 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	msg := fmt.Sprintf("feed: recovery API: %s %s: %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("feed: API: %s %s: %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Body != "" {
 		msg += ": " + e.Body
 	}
