@@ -17,7 +17,7 @@ func (d *decoder) betStop(body []byte, m *BetStop) {
 //
 //	<bet_settlement product event_id timestamp [request_id] [certainty]>
 //	  <outcomes>
-//	    <market id [specifiers] [extended_specifiers] [void_reason]>
+//	    <market id [specifiers] [extended_specifiers] [name] [void_reason] [result]>
 //	      <outcome id result [void_factor] [dead_heat_factor]/>
 func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 	if !d.root(body, MessageBetSettlement, &m.Header, func() {
@@ -38,10 +38,15 @@ func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 				d.skip()
 				continue
 			}
-			ref := d.marketRef(nil)
-			mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers,
-				ExtendedSpecifiers: ref.ExtendedSpecifiers, VoidReason: ref.VoidReason}
-			outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.settledOutcome)
+			var mk SettledMarket
+			ref := d.marketRef(func() {
+				if d.an == "result" {
+					mk.Result = d.av
+				}
+			})
+			mk.ID, mk.Specifiers, mk.ExtendedSpecifiers, mk.Name = ref.ID, ref.Specifiers, ref.ExtendedSpecifiers, ref.Name
+			mk.VoidReason, mk.HasVoidReason = ref.VoidReason, ref.HasVoidReason
+			outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.settledOutcome, nil)
 			m.Markets = append(m.Markets, mk)
 		}
 	}
@@ -50,7 +55,7 @@ func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
 
 func (d *decoder) settledOutcome() SettledOutcome {
 	const sawID, sawResult = 1, 2
-	var o SettledOutcome
+	o := SettledOutcome{DeadHeatFactor: 1} // no dead heat unless the attribute says so
 	var seen uint8
 	for d.attr() {
 		switch d.an {
@@ -94,8 +99,10 @@ func (d *decoder) marketRef(extra func()) MarketRef {
 			ref.Specifiers = Specifiers(d.av)
 		case "extended_specifiers":
 			ref.ExtendedSpecifiers = Specifiers(d.av)
+		case "name":
+			ref.Name = d.av
 		case "void_reason":
-			ref.VoidReason = d.int()
+			ref.VoidReason, ref.HasVoidReason = d.int(), true
 		default:
 			if extra != nil {
 				extra()
@@ -107,13 +114,14 @@ func (d *decoder) marketRef(extra func()) MarketRef {
 }
 
 // rollbackBetSettlement decodes <rollback_bet_settlement product event_id timestamp
-// [request_id]> with <market id [specifiers]/> children.
+// [request_id]> with <market id [specifiers] [extended_specifiers] [name]/> children.
 func (d *decoder) rollbackBetSettlement(body []byte, m *RollbackBetSettlement) {
 	d.marketRefs(body, MessageRollbackBetSettlement, &m.Header, &m.Markets, nil)
 }
 
 // betCancel decodes <bet_cancel product event_id timestamp [request_id] [start_time]
-// [end_time] [superceded_by]> with <market id [specifiers] [void_reason]/> children.
+// [end_time] [superceded_by]> with <market id [specifiers] [extended_specifiers] [name]
+// [void_reason]/> children.
 func (d *decoder) betCancel(body []byte, m *BetCancel) {
 	d.marketRefs(body, MessageBetCancel, &m.Header, &m.Markets, func() {
 		switch d.an {
@@ -128,7 +136,8 @@ func (d *decoder) betCancel(body []byte, m *BetCancel) {
 }
 
 // rollbackBetCancel decodes <rollback_bet_cancel product event_id timestamp [request_id]
-// [start_time] [end_time]> with <market id [specifiers]/> children.
+// [start_time] [end_time]> with <market id [specifiers] [extended_specifiers] [name]/>
+// children.
 func (d *decoder) rollbackBetCancel(body []byte, m *RollbackBetCancel) {
 	d.marketRefs(body, MessageRollbackBetCancel, &m.Header, &m.Markets, func() {
 		switch d.an {

@@ -4,9 +4,13 @@ package feed
 //
 //	<odds_change product event_id timestamp [request_id] [odds_change_reason]>
 //	  <sport_event_status .../>
+//	  <odds_generation_properties [expected_totals] [expected_supremacy]/>
 //	  <odds [betting_status] [betstop_reason]>
-//	    <market id [specifiers] [extended_specifiers] [status] [favourite]>
-//	      <outcome id [odds] [probabilities] [active]/>
+//	    <market id [specifiers] [extended_specifiers] [status] [favourite] [cashout_status]>
+//	      <market_metadata [next_betstop] [start_time] [end_time] [aams_id]/>
+//	      <outcome id [odds] [probabilities] [active] [team] [win_probabilities]
+//	               [lose_probabilities] [half_win_probabilities] [half_lose_probabilities]
+//	               [refund_probabilities]/>
 func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 	if !d.root(body, MessageOddsChange, &m.Header, func() {
 		if d.an == "odds_change_reason" {
@@ -24,6 +28,11 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 				m.EventStatus = new(SportEventStatus)
 			}
 			d.sportEventStatus(m.EventStatus)
+		case "odds_generation_properties":
+			if m.OddsGeneration == nil {
+				m.OddsGeneration = new(OddsGeneration)
+			}
+			d.oddsGeneration(m.OddsGeneration)
 		case "odds":
 			if m.Markets == nil {
 				m.Markets = make([]OddsMarket, 0, len(body)/512+2)
@@ -63,13 +72,46 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 				mk.Status = d.marketStatus()
 			case "favourite":
 				mk.Favourite = d.bool()
+			case "cashout_status":
+				mk.CashoutStatus = d.cashoutStatus()
 			}
 		})
 		mk.ID, mk.Specifiers, mk.ExtendedSpecifiers = ref.ID, ref.Specifiers, ref.ExtendedSpecifiers
-		outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.oddsOutcome)
+		outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.oddsOutcome, func() {
+			if d.elem == "market_metadata" {
+				d.marketMetadata(&mk.Metadata)
+			}
+		})
 		m.Markets = append(m.Markets, mk)
 	}
 	return outcomes
+}
+
+func (d *decoder) marketMetadata(md *MarketMetadata) {
+	for d.attr() {
+		switch d.an {
+		case "next_betstop":
+			md.NextBetstop = d.millis()
+		case "start_time":
+			md.StartTime = d.millis()
+		case "end_time":
+			md.EndTime = d.millis()
+		case "aams_id":
+			md.AAMSID, md.HasAAMSID = d.int64(), true
+		}
+	}
+}
+
+func (d *decoder) oddsGeneration(g *OddsGeneration) {
+	for d.attr() {
+		switch d.an {
+		case "expected_totals":
+			g.ExpectedTotals, g.HasExpectedTotals = d.float(), true
+		case "expected_supremacy":
+			g.ExpectedSupremacy, g.HasExpectedSupremacy = d.float(), true
+		}
+	}
+	d.skip()
 }
 
 func (d *decoder) oddsOutcome() OddsOutcome {
@@ -81,11 +123,23 @@ func (d *decoder) oddsOutcome() OddsOutcome {
 			o.ID = d.av
 			seen = true
 		case "odds":
-			o.Odds = d.float()
+			o.Odds, o.HasOdds = d.float(), true
 		case "probabilities":
-			o.Probability = d.float()
+			o.Probability, o.HasProbability = d.float(), true
 		case "active":
 			o.Inactive = !d.bool()
+		case "team":
+			o.Team = d.int8("a team, 1 or 2")
+		case "win_probabilities":
+			o.WinProbability, o.HasWinProbability = d.float(), true
+		case "lose_probabilities":
+			o.LoseProbability, o.HasLoseProbability = d.float(), true
+		case "half_win_probabilities":
+			o.HalfWinProbability, o.HasHalfWinProbability = d.float(), true
+		case "half_lose_probabilities":
+			o.HalfLoseProbability, o.HasHalfLoseProbability = d.float(), true
+		case "refund_probabilities":
+			o.RefundProbability, o.HasRefundProbability = d.float(), true
 		}
 	}
 	d.need(seen, "id")
@@ -97,14 +151,28 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 		switch d.an {
 		case "status":
 			st.Status = d.int()
-		case "reporting":
-			st.Reporting = d.int()
 		case "match_status":
 			st.MatchStatus = d.int()
 		case "home_score":
 			st.HomeScore = d.float()
+			st.Fields |= StatusHomeScore
 		case "away_score":
 			st.AwayScore = d.float()
+			st.Fields |= StatusAwayScore
+		case "expedite_mode":
+			st.ExpediteMode = d.bool()
+			st.Fields |= StatusExpediteMode
+		case "tiebreak":
+			st.Tiebreak = d.bool()
+			st.Fields |= StatusTiebreak
+		case "bases":
+			st.Bases = d.av
+			st.Fields |= StatusBases
+		default:
+			if p, f := st.intField(d.an); p != nil {
+				*p = d.int()
+				st.Fields |= f
+			}
 		}
 	}
 	if !d.open() {
@@ -113,19 +181,7 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 	for d.child() {
 		switch d.elem {
 		case "clock":
-			for d.attr() {
-				switch d.an {
-				case "match_time":
-					st.Clock.MatchTime = d.av
-				case "stoppage_time":
-					st.Clock.StoppageTime = d.av
-				case "remaining_time":
-					st.Clock.RemainingTime = d.av
-				case "stopped":
-					st.Clock.Stopped = d.bool()
-				}
-			}
-			d.skip()
+			d.clock(st)
 		case "period_scores":
 			if !d.open() {
 				continue
@@ -151,8 +207,102 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 				st.PeriodScores = append(st.PeriodScores, ps)
 				d.skip()
 			}
+		case "results":
+			if !d.open() {
+				continue
+			}
+			for d.child() {
+				if d.elem == "result" {
+					st.Results = append(st.Results, d.eventResult())
+				}
+				d.skip()
+			}
+		case "statistics":
+			if !d.open() {
+				continue
+			}
+			for d.child() {
+				switch d.elem {
+				case "yellow_cards":
+					d.teamCounts(&st.Statistics.YellowCards)
+					st.Fields |= StatusYellowCards
+				case "red_cards":
+					d.teamCounts(&st.Statistics.RedCards)
+					st.Fields |= StatusRedCards
+				case "yellow_red_cards":
+					d.teamCounts(&st.Statistics.YellowRedCards)
+					st.Fields |= StatusYellowRedCards
+				case "corners":
+					d.teamCounts(&st.Statistics.Corners)
+					st.Fields |= StatusCorners
+				}
+				d.skip()
+			}
 		default:
 			d.skip()
 		}
 	}
+}
+
+func (d *decoder) clock(st *SportEventStatus) {
+	c := &st.Clock
+	for d.attr() {
+		switch d.an {
+		case "match_time":
+			c.MatchTime = d.av
+		case "stoppage_time":
+			c.StoppageTime = d.av
+		case "stoppage_time_announced":
+			c.StoppageTimeAnnounced = d.av
+		case "remaining_time":
+			c.RemainingTime = d.av
+		case "remaining_time_in_period":
+			c.RemainingTimeInPeriod = d.av
+		case "stopped":
+			c.Stopped = d.bool()
+			st.Fields |= StatusClockStopped
+		}
+	}
+	d.skip()
+}
+
+// eventResult reads a results/result element, whose three attributes the schema requires.
+func (d *decoder) eventResult() EventResult {
+	var r EventResult
+	var seen uint8
+	for d.attr() {
+		switch d.an {
+		case "match_status_code":
+			r.MatchStatusCode = d.int()
+			seen |= 1
+		case "home_score":
+			r.HomeScore = d.float()
+			seen |= 2
+		case "away_score":
+			r.AwayScore = d.float()
+			seen |= 4
+		}
+	}
+	d.need(seen&1 != 0, "match_status_code")
+	d.need(seen&2 != 0, "home_score")
+	d.need(seen&4 != 0, "away_score")
+	return r
+}
+
+// teamCounts reads a statistics count, whose home and away the schema requires: a count
+// left out must not read as zero.
+func (d *decoder) teamCounts(tc *TeamCounts) {
+	var seen uint8
+	for d.attr() {
+		switch d.an {
+		case "home":
+			tc.Home = d.int()
+			seen |= 1
+		case "away":
+			tc.Away = d.int()
+			seen |= 2
+		}
+	}
+	d.need(seen&1 != 0, "home")
+	d.need(seen&2 != 0, "away")
 }

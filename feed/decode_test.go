@@ -33,30 +33,33 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			Header: Header{Producer: 1, Event: match, Timestamp: ms(1764152400123)},
 			EventStatus: &SportEventStatus{
 				Status: 1, Reporting: 1, MatchStatus: 7, HomeScore: 1, AwayScore: 2,
-				Clock: EventClock{MatchTime: "63:12", StoppageTime: "0:00"},
+				Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusYellowCards | StatusCorners,
+				Clock:  EventClock{MatchTime: "63:12", StoppageTime: "0:00"},
 				PeriodScores: []PeriodScore{
 					{Number: 1, MatchStatusCode: 6, HomeScore: 1, AwayScore: 0},
 					{Number: 2, MatchStatusCode: 7, HomeScore: 0, AwayScore: 2},
 				},
+				Statistics: EventStatistics{YellowCards: TeamCounts{Home: 1, Away: 3}, Corners: TeamCounts{Home: 4, Away: 6}},
 			},
 			Markets: []OddsMarket{
 				{ID: 1, Status: MarketActive, Favourite: true, Outcomes: []OddsOutcome{
-					{ID: "1", Odds: 4.75, Probability: 0.1954},
-					{ID: "2", Odds: 3.55, Probability: 0.2650},
-					{ID: "3", Odds: 1.80, Probability: 0.5396},
+					{ID: "1", Odds: 4.75, HasOdds: true, Probability: 0.1954, HasProbability: true},
+					{ID: "2", Odds: 3.55, HasOdds: true, Probability: 0.2650, HasProbability: true},
+					{ID: "3", Odds: 1.80, HasOdds: true, Probability: 0.5396, HasProbability: true},
 				}},
 				{ID: 18, Specifiers: "total=3.5", Status: MarketActive, Outcomes: []OddsOutcome{
-					{ID: "12", Odds: 1.61, Probability: 0.6012},
-					{ID: "13", Odds: 2.25, Probability: 0.3988},
+					{ID: "12", Odds: 1.61, HasOdds: true, Probability: 0.6012, HasProbability: true},
+					{ID: "13", Odds: 2.25, HasOdds: true, Probability: 0.3988, HasProbability: true},
 				}},
 				{ID: 16, Specifiers: "hcp=-1.5", Status: MarketSuspended, Outcomes: []OddsOutcome{
-					{ID: "1714", Odds: 6.10, Probability: 0.1511, Inactive: true},
-					{ID: "1715", Odds: 1.12, Probability: 0.8489, Inactive: true},
+					{ID: "1714", Odds: 6.10, HasOdds: true, Probability: 0.1511, HasProbability: true, Inactive: true},
+					{ID: "1715", Odds: 1.12, HasOdds: true, Probability: 0.8489, HasProbability: true, Inactive: true},
 				}},
-				{ID: 38, Specifiers: "goalnr=4", ExtendedSpecifiers: "period=2", Status: MarketActive, Outcomes: []OddsOutcome{
-					{ID: "sr:player:1234", Odds: 5.5, Probability: 0.15},
-					{ID: "sr:player:98765", Odds: 7.25, Probability: 0.11},
-				}},
+				{ID: 38, Specifiers: "goalnr=4", ExtendedSpecifiers: "period=2", Status: MarketActive,
+					Metadata: MarketMetadata{NextBetstop: ms(1764156000000)}, Outcomes: []OddsOutcome{
+						{ID: "sr:player:1234", Odds: 5.5, HasOdds: true, Probability: 0.15, HasProbability: true},
+						{ID: "sr:player:98765", Odds: 7.25, HasOdds: true, Probability: 0.11, HasProbability: true},
+					}},
 			},
 		}},
 		{"odds_change_recovery.xml", MessageOddsChange, &OddsChange{
@@ -71,8 +74,8 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			Markets: []OddsMarket{{
 				ID: 282, Specifiers: "inningnr=1|total=45.5", ExtendedSpecifiers: `note="a&b"<>'`, Status: MarketActive,
 				Outcomes: []OddsOutcome{
-					{ID: "13", Odds: 1.9},
-					{ID: "12\nx", Odds: 1.95, Probability: 0.5},
+					{ID: "13", Odds: 1.9, HasOdds: true},
+					{ID: "12\nx", Odds: 1.95, HasOdds: true, Probability: 0.5, HasProbability: true},
 				},
 			}},
 		}},
@@ -84,14 +87,18 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			Header:    Header{Producer: 3, Event: match, Timestamp: ms(1764159600000)},
 			Certainty: 2,
 			Markets: []SettledMarket{
-				{ID: 1, Outcomes: []SettledOutcome{{ID: "1", Result: ResultLost}, {ID: "2", Result: ResultLost}, {ID: "3", Result: ResultWon}}},
-				{ID: 18, Specifiers: "total=3.5", Outcomes: []SettledOutcome{
-					{ID: "12", Result: ResultLost, VoidFactor: 0.5},
-					{ID: "13", Result: ResultWon, VoidFactor: 0.5},
+				{ID: 1, Outcomes: []SettledOutcome{
+					{ID: "1", Result: ResultLost, DeadHeatFactor: 1},
+					{ID: "2", Result: ResultLost, DeadHeatFactor: 1},
+					{ID: "3", Result: ResultWon, DeadHeatFactor: 1},
 				}},
-				{ID: 40, Specifiers: "goalnr=1", VoidReason: 12, Outcomes: []SettledOutcome{
+				{ID: 18, Specifiers: "total=3.5", Outcomes: []SettledOutcome{
+					{ID: "12", Result: ResultLost, VoidFactor: 0.5, DeadHeatFactor: 1},
+					{ID: "13", Result: ResultWon, VoidFactor: 0.5, DeadHeatFactor: 1},
+				}},
+				{ID: 40, Specifiers: "goalnr=1", VoidReason: 12, HasVoidReason: true, Outcomes: []SettledOutcome{
 					{ID: "sr:player:1234", Result: ResultWon, DeadHeatFactor: 0.5},
-					{ID: "sr:player:98765", Result: ResultUndecided},
+					{ID: "sr:player:98765", Result: ResultUndecided, DeadHeatFactor: 1},
 				}},
 			},
 		}},
@@ -104,7 +111,7 @@ func TestDecodeEveryMessageType(t *testing.T) {
 			StartTime:    ms(1764152400000),
 			EndTime:      ms(1764152460000),
 			SupercededBy: URN{"sr", "match", 16470999},
-			Markets:      []MarketRef{{ID: 18, Specifiers: "total=3.5", VoidReason: 8}, {ID: 1}},
+			Markets:      []MarketRef{{ID: 18, Specifiers: "total=3.5", VoidReason: 8, HasVoidReason: true}, {ID: 1}},
 		}},
 		{"rollback_bet_cancel.xml", MessageRollbackBetCancel, &RollbackBetCancel{
 			Header:    Header{Producer: 1, Event: match, Timestamp: ms(1764152480000)},

@@ -158,6 +158,20 @@ func (d *decoder) int64() int64 {
 	return v
 }
 
+// int8 reads a code that the feed enumerates (a team, a cashout status): any value from
+// -128 to 127 is read, want names the expected ones.
+func (d *decoder) int8(want string) int8 {
+	v, err := parseInt8Value(d.av)
+	if err != nil {
+		d.badValue(want)
+	}
+	return v
+}
+
+func (d *decoder) cashoutStatus() CashoutStatus {
+	return CashoutStatus(d.int8("a cashout status, 1, -1 or -2"))
+}
+
 func (d *decoder) marketStatus() MarketStatus {
 	v, err := parseMarketStatusValue(d.av)
 	if err != nil {
@@ -266,14 +280,17 @@ func (d *decoder) leaf(open bool) {
 // shareOutcomes then points every market into the final array.
 
 // readOutcomes reads the <outcome> children of the market whose attributes were just read,
-// appending each (as read makes it) to all. It returns all, and the market's provisional
+// appending each (as read makes it) to all; other, if not nil, reads the attributes of any
+// other child (it looks at d.elem). It returns all, and the market's provisional
 // Outcomes: a slice whose length is the number of outcomes that are the market's.
-func readOutcomes[T any](d *decoder, all []T, read func() T) ([]T, []T) {
+func readOutcomes[T any](d *decoder, all []T, read func() T, other func()) ([]T, []T) {
 	start := len(all)
 	if d.open() {
 		for d.child() {
 			if d.elem == "outcome" {
 				all = append(all, read())
+			} else if other != nil {
+				other()
 			}
 			d.skip()
 		}
@@ -320,6 +337,14 @@ func parseIntValue(s string) (int, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 32)
 	return int(v), err
+}
+
+func parseInt8Value(s string) (int8, error) {
+	v, err := parseIntValue(s)
+	if err == nil && (v < math.MinInt8 || v > math.MaxInt8) {
+		return 0, errBadNumber
+	}
+	return int8(v), err
 }
 
 func parseMarketStatusValue(s string) (MarketStatus, error) {

@@ -32,4 +32,17 @@
 // message, more than ten times faster than encoding/xml (BENCHMARKS.md). The tests keep an
 // encoding/xml reference decoder and fuzz both against each other: wherever encoding/xml
 // accepts a document, Decode returns the same message.
+//
+// # Absent values
+//
+// The message types carry every element and attribute of the feed's schema, and a value
+// the feed left out never reads as a value with another meaning. Where the type's zero
+// means the same as "absent" (no favourite flag, an empty name, a zero time.Time, a
+// cashout status or team of 0, which the feed does not use) the zero stands for it. Where
+// it does not, the field says so: a Has flag beside odds, probabilities, void reasons and
+// the AAMS id; SportEventStatus.Fields for a status's scores, counts and statistics (zero
+// outs or zero cards are values); and a documented neutral value where one exists
+// (SettledOutcome.DeadHeatFactor is 1 when absent: no dead heat). Each field's doc says
+// which. Rare sub-elements (sport_event_status, odds_generation_properties) are pointers,
+// nil when absent.
 package feed

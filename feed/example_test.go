@@ -29,7 +29,7 @@ func ExampleDecodeOddsChange() {
   <odds>
     <market id="18" specifiers="total=2.5">
       <outcome id="12" odds="1.85" active="1"/>
-      <outcome id="13" odds="1.95" active="1"/>
+      <outcome id="13" active="0"/>
     </market>
   </odds>
 </odds_change>`)
@@ -40,12 +40,46 @@ func ExampleDecodeOddsChange() {
 	total, _ := m.Markets[0].Specifiers.Get("total")
 	fmt.Println(m.Event, m.Timestamp.Format(time.RFC3339), "total", total)
 	for _, o := range m.Markets[0].Outcomes {
+		if !o.HasOdds { // the feed left odds out: Odds reads 0, which is no price
+			fmt.Println(o.ID, "not priced")
+			continue
+		}
 		fmt.Println(o.ID, o.Odds)
 	}
 	// Output:
 	// sr:match:1234 2025-11-26T10:20:00Z total 2.5
 	// 12 1.85
-	// 13 1.95
+	// 13 not priced
+}
+
+// A settlement's factors are neutral when the feed leaves them out (DeadHeatFactor 1,
+// VoidFactor 0), so one formula pays every outcome.
+func ExampleDecodeBetSettlement() {
+	body := []byte(`<bet_settlement product="3" event_id="sr:match:1234" timestamp="1764159600000" certainty="2">
+  <outcomes>
+    <market id="40" specifiers="goalnr=1">
+      <outcome id="sr:player:1" result="1" dead_heat_factor="0.5"/>
+      <outcome id="sr:player:2" result="1"/>
+      <outcome id="sr:player:3" result="0" void_factor="0.5"/>
+    </market>
+  </outcomes>
+</bet_settlement>`)
+	m, err := feed.DecodeBetSettlement(body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	const stake, odds = 10.0, 4.0
+	for _, o := range m.Markets[0].Outcomes {
+		payout := stake * o.VoidFactor
+		if o.Result == feed.ResultWon {
+			payout += stake * (1 - o.VoidFactor) * odds * o.DeadHeatFactor
+		}
+		fmt.Println(o.ID, payout)
+	}
+	// Output:
+	// sr:player:1 20
+	// sr:player:2 40
+	// sr:player:3 5
 }
 
 func ExamplePeek() {

@@ -40,42 +40,28 @@ func (h *Header) MessageHeader() *Header { return h }
 // Markets not listed keep their previous odds.
 type OddsChange struct {
 	Header
-	ChangeReason  int               // odds_change_reason; 0 when absent (a normal update)
+	ChangeReason  int               // odds_change_reason: 1 risk adjustment; 0 when absent (a normal update)
 	BettingStatus int               // odds/@betting_status; 0 when absent
 	BetstopReason int               // odds/@betstop_reason; 0 when absent
 	EventStatus   *SportEventStatus // sport_event_status; nil when absent
-	Markets       []OddsMarket
+	// OddsGeneration is the odds_generation_properties element, which the prematch
+	// producer alone sends; nil when absent.
+	OddsGeneration *OddsGeneration
+	Markets        []OddsMarket
+}
+
+// OddsGeneration holds a few parameters of the producer's odds model, for a customer's own
+// model or spread betting. Each value is meaningful only with its Has flag set: the feed
+// may send one without the other, and 0 is a value (an even match has supremacy 0).
+type OddsGeneration struct {
+	ExpectedTotals       float64 // expected_totals: how many goals (points) in all
+	HasExpectedTotals    bool
+	ExpectedSupremacy    float64 // expected_supremacy: the expected goal difference, home minus away
+	HasExpectedSupremacy bool
 }
 
 // Type returns MessageOddsChange.
 func (*OddsChange) Type() MessageType { return MessageOddsChange }
-
-// SportEventStatus is the state of play that accompanies an odds change.
-type SportEventStatus struct {
-	Status       int     // 0 not started, 1 live, 2 suspended, 3 ended, 4 closed, ...
-	Reporting    int     // reporting; 0 when absent
-	MatchStatus  int     // match_status: the sport-specific phase code
-	HomeScore    float64 // home_score
-	AwayScore    float64 // away_score
-	Clock        EventClock
-	PeriodScores []PeriodScore
-}
-
-// EventClock is the match clock of a live event; its fields are empty when absent.
-type EventClock struct {
-	MatchTime     string // such as "75:02"
-	StoppageTime  string
-	RemainingTime string
-	Stopped       bool
-}
-
-// PeriodScore is the score of one period of an event.
-type PeriodScore struct {
-	Number          int
-	MatchStatusCode int
-	HomeScore       float64
-	AwayScore       float64
-}
 
 // MarketStatus is the state of a market line. Its zero value is MarketActive, what the
 // feed means by a market line that comes without a status, so that a market built by
@@ -122,18 +108,64 @@ type OddsMarket struct {
 	ExtendedSpecifiers Specifiers   // extended_specifiers
 	Status             MarketStatus // MarketActive (the zero value) when the attribute is absent, as the feed defines
 	Favourite          bool         // the recommended line of a multi-line market
-	Outcomes           []OddsOutcome
+	// CashoutStatus is the cashout_status attribute; CashoutNone (the zero value, a code
+	// the feed does not use) when absent.
+	CashoutStatus CashoutStatus
+	Metadata      MarketMetadata // market_metadata; every field zero when absent
+	Outcomes      []OddsOutcome
+}
+
+// CashoutStatus says whether bets on a market line can be cashed out. Its value is the
+// feed's code.
+type CashoutStatus int8
+
+// Cashout statuses. The feed sends 1, -1 and -2; CashoutNone, the zero value, stands for
+// an absent attribute (a "0" in the feed, which it does not send, reads the same).
+const (
+	CashoutNone        CashoutStatus = 0
+	CashoutAvailable   CashoutStatus = 1
+	CashoutUnavailable CashoutStatus = -1
+	CashoutClosed      CashoutStatus = -2
+)
+
+// MarketMetadata is the market_metadata element of a market line, sent mostly for
+// outrights. A zero time was not sent (the feed's times are milliseconds since the
+// epoch, and the epoch itself decodes to 1970, not to the zero time.Time).
+type MarketMetadata struct {
+	NextBetstop time.Time // next_betstop: when to stop betting on the market
+	StartTime   time.Time // start_time of the event the market refers to
+	EndTime     time.Time // end_time of the event the market refers to
+	AAMSID      int64     // aams_id: the Italian regulator's id of the outright; see HasAAMSID
+	HasAAMSID   bool
 }
 
 // OddsOutcome is one outcome of a market line.
+//
+// A probability or odds value is meaningful only with its Has flag set: the feed leaves
+// odds out for an outcome it does not price, and a probability of 0 is a value.
 type OddsOutcome struct {
-	ID          string  // "1", "sr:player:1234", ...
-	Odds        float64 // decimal odds; 0 when absent
-	Probability float64 // the probabilities attribute; 0 when absent
+	ID                  string  // "1", "sr:player:1234", ...
+	Odds                float64 // decimal odds (odds); see HasOdds
+	Probability         float64 // the probabilities attribute; see HasProbability
+	WinProbability      float64 // win_probabilities; see HasWinProbability
+	LoseProbability     float64 // lose_probabilities; see HasLoseProbability
+	HalfWinProbability  float64 // half_win_probabilities: Asian lines; see HasHalfWinProbability
+	HalfLoseProbability float64 // half_lose_probabilities; see HasHalfLoseProbability
+	RefundProbability   float64 // refund_probabilities; see HasRefundProbability
+	// Team is the team of a player outcome: 1 home, 2 away; 0 when absent (the feed has no
+	// team 0).
+	Team int8
 	// Inactive is true for an outcome the feed marks active="0": one that cannot be bet
 	// on. It is false when the attribute is absent, as the feed defines, so that an
 	// outcome built by hand is active unless said otherwise.
-	Inactive bool
+	Inactive               bool
+	HasOdds                bool
+	HasProbability         bool
+	HasWinProbability      bool
+	HasLoseProbability     bool
+	HasHalfWinProbability  bool
+	HasHalfLoseProbability bool
+	HasRefundProbability   bool
 }
 
 // BetStop suspends markets of an event: all of them, or the groups named.
@@ -152,7 +184,10 @@ func (*BetStop) Type() MessageType { return MessageBetStop }
 // BetSettlement settles market lines of an event.
 type BetSettlement struct {
 	Header
-	Certainty int // 1 live scouted, 2 confirmed results
+	// Certainty is 1 for results scouted live, 2 for confirmed results; 0 when absent
+	// (the schema requires it, and 0 is no certainty level, so it cannot be mistaken for
+	// one).
+	Certainty int
 	Markets   []SettledMarket
 }
 
@@ -164,8 +199,15 @@ type SettledMarket struct {
 	ID                 int
 	Specifiers         Specifiers
 	ExtendedSpecifiers Specifiers
-	VoidReason         int // void_reason; 0 when absent
-	Outcomes           []SettledOutcome
+	// Name is the market's name as the feed may send it; empty when absent (resolve the
+	// name from the market descriptions then).
+	Name string
+	// VoidReason is the void_reason attribute, meaningful only with HasVoidReason set:
+	// void reason 0 exists ("other").
+	VoidReason    int
+	HasVoidReason bool
+	Result        string // the market's result attribute, such as a score; empty when absent
+	Outcomes      []SettledOutcome
 }
 
 // OutcomeResult is the result of a settled outcome.
@@ -178,12 +220,23 @@ const (
 	ResultWon       OutcomeResult = 1
 )
 
-// SettledOutcome is the settlement of one outcome.
+// SettledOutcome is the settlement of one outcome. Its factors are the documented neutral
+// values when the feed leaves them out, so that a payout computed from them is right
+// whether the attribute came or not:
+//
+//	payout = stake * (1 - VoidFactor) * odds * DeadHeatFactor   (when Result is ResultWon)
+//	       + stake * VoidFactor                                 (the refund, won or lost)
 type SettledOutcome struct {
-	ID             string
-	Result         OutcomeResult
-	VoidFactor     float64 // share of the stake returned: 0 (none, or absent), 0.5 or 1
-	DeadHeatFactor float64 // 0 when absent, which means no dead heat
+	ID     string
+	Result OutcomeResult
+	// VoidFactor is the share of the stake returned: 0.5 or 1; 0 when absent, which means
+	// nothing is returned.
+	VoidFactor float64
+	// DeadHeatFactor is the share of a winning bet's payout due after a dead heat, such as
+	// 0.5 for two joint winners. Decode sets it to 1 when the attribute is absent, which
+	// means no dead heat: a payout multiplied by it is unchanged. (A SettledOutcome built by
+	// hand sets 1 too: its zero value would void the payout.)
+	DeadHeatFactor float64
 }
 
 // MarketRef names a market line in a cancellation or a rollback.
@@ -191,7 +244,12 @@ type MarketRef struct {
 	ID                 int
 	Specifiers         Specifiers
 	ExtendedSpecifiers Specifiers
-	VoidReason         int // void_reason, in bet_cancel only; 0 when absent
+	// Name is the market's name as the feed may send it; empty when absent.
+	Name string
+	// VoidReason is the void_reason attribute (bet_cancel only), meaningful only with
+	// HasVoidReason set: void reason 0 exists ("other").
+	VoidReason    int
+	HasVoidReason bool
 }
 
 // RollbackBetSettlement undoes an earlier settlement of the markets listed.
@@ -231,7 +289,9 @@ func (*RollbackBetCancel) Type() MessageType { return MessageRollbackBetCancel }
 // the host re-reads the fixture from the API.
 type FixtureChange struct {
 	Header
-	ChangeType   int       // change_type: 1 new, 2 start time, 3 cancelled, 4 format, 5 coverage, ...; 0 when absent
+	// ChangeType is the change_type attribute: 1 new, 2 start time, 3 cancelled, 4 format,
+	// 5 coverage, ...; 0 when absent (the feed has no change type 0).
+	ChangeType   int
 	StartTime    time.Time // start_time; zero when absent
 	NextLiveTime time.Time // next_live_time; zero when absent
 }

@@ -40,6 +40,7 @@ type (
 	refString struct{ refAttr[string] }
 	refResult struct{ refAttr[OutcomeResult] }
 	refStatus struct{ refAttr[MarketStatus] }
+	refInt8   struct{ refAttr[int8] }
 )
 
 func (a *refInt) UnmarshalXMLAttr(x xml.Attr) error    { return a.parse(x.Value, parseIntValue) }
@@ -49,6 +50,7 @@ func (a *refBool) UnmarshalXMLAttr(x xml.Attr) error   { return a.parse(x.Value,
 func (a *refMillis) UnmarshalXMLAttr(x xml.Attr) error { return a.parse(x.Value, parseMillisValue) }
 func (a *refURN) UnmarshalXMLAttr(x xml.Attr) error    { return a.parse(x.Value, parseURNValue) }
 func (a *refResult) UnmarshalXMLAttr(x xml.Attr) error { return a.parse(x.Value, parseResultValue) }
+func (a *refInt8) UnmarshalXMLAttr(x xml.Attr) error   { return a.parse(x.Value, parseInt8Value) }
 func (a *refStatus) UnmarshalXMLAttr(x xml.Attr) error {
 	return a.parse(x.Value, parseMarketStatusValue)
 }
@@ -79,22 +81,63 @@ type refHeader struct {
 type refOddsChange struct {
 	XMLName xml.Name `xml:"odds_change"`
 	refHeader
-	Reason refInt        `xml:"odds_change_reason,attr"`
-	Status *refEventStat `xml:"sport_event_status"`
-	Odds   *refOdds      `xml:"odds"`
+	Reason     refInt        `xml:"odds_change_reason,attr"`
+	Status     *refEventStat `xml:"sport_event_status"`
+	Generation *struct {
+		ExpectedTotals    refFloat `xml:"expected_totals,attr"`
+		ExpectedSupremacy refFloat `xml:"expected_supremacy,attr"`
+	} `xml:"odds_generation_properties"`
+	Odds *refOdds `xml:"odds"`
 }
 
 type refEventStat struct {
-	Status      refInt   `xml:"status,attr"`
-	Reporting   refInt   `xml:"reporting,attr"`
-	MatchStatus refInt   `xml:"match_status,attr"`
-	HomeScore   refFloat `xml:"home_score,attr"`
-	AwayScore   refFloat `xml:"away_score,attr"`
-	Clock       struct {
-		MatchTime     refString `xml:"match_time,attr"`
-		StoppageTime  refString `xml:"stoppage_time,attr"`
-		RemainingTime refString `xml:"remaining_time,attr"`
-		Stopped       refBool   `xml:"stopped,attr"`
+	Status             refInt    `xml:"status,attr"`
+	Reporting          refInt    `xml:"reporting,attr"`
+	MatchStatus        refInt    `xml:"match_status,attr"`
+	HomeScore          refFloat  `xml:"home_score,attr"`
+	AwayScore          refFloat  `xml:"away_score,attr"`
+	HomePenaltyScore   refInt    `xml:"home_penalty_score,attr"`
+	AwayPenaltyScore   refInt    `xml:"away_penalty_score,attr"`
+	HomeGameScore      refInt    `xml:"home_gamescore,attr"`
+	AwayGameScore      refInt    `xml:"away_gamescore,attr"`
+	HomeLegScore       refInt    `xml:"home_legscore,attr"`
+	AwayLegScore       refInt    `xml:"away_legscore,attr"`
+	CurrentServer      refInt    `xml:"current_server,attr"`
+	ExpediteMode       refBool   `xml:"expedite_mode,attr"`
+	Tiebreak           refBool   `xml:"tiebreak,attr"`
+	HomeSuspend        refInt    `xml:"home_suspend,attr"`
+	AwaySuspend        refInt    `xml:"away_suspend,attr"`
+	Balls              refInt    `xml:"balls,attr"`
+	Strikes            refInt    `xml:"strikes,attr"`
+	Outs               refInt    `xml:"outs,attr"`
+	Bases              refString `xml:"bases,attr"`
+	HomeBatter         refInt    `xml:"home_batter,attr"`
+	AwayBatter         refInt    `xml:"away_batter,attr"`
+	Possession         refInt    `xml:"possession,attr"`
+	Position           refInt    `xml:"position,attr"`
+	Try                refInt    `xml:"try,attr"`
+	Yards              refInt    `xml:"yards,attr"`
+	Throw              refInt    `xml:"throw,attr"`
+	Visit              refInt    `xml:"visit,attr"`
+	RemainingReds      refInt    `xml:"remaining_reds,attr"`
+	Delivery           refInt    `xml:"delivery,attr"`
+	HomeRemainingBowls refInt    `xml:"home_remaining_bowls,attr"`
+	AwayRemainingBowls refInt    `xml:"away_remaining_bowls,attr"`
+	CurrentEnd         refInt    `xml:"current_end,attr"`
+	Innings            refInt    `xml:"innings,attr"`
+	Over               refInt    `xml:"over,attr"`
+	HomePenaltyRuns    refInt    `xml:"home_penalty_runs,attr"`
+	AwayPenaltyRuns    refInt    `xml:"away_penalty_runs,attr"`
+	HomeDismissals     refInt    `xml:"home_dismissals,attr"`
+	AwayDismissals     refInt    `xml:"away_dismissals,attr"`
+	CurrentCTTeam      refInt    `xml:"current_ct_team,attr"`
+	Clock              struct {
+		MatchTime             refString `xml:"match_time,attr"`
+		StoppageTime          refString `xml:"stoppage_time,attr"`
+		StoppageTimeAnnounced refString `xml:"stoppage_time_announced,attr"`
+		RemainingTime         refString `xml:"remaining_time,attr"`
+		RemainingTimeInPeriod refString `xml:"remaining_time_in_period,attr"`
+		Stopped               refBool   `xml:"stopped,attr"`
 	} `xml:"clock"`
 	PeriodScores []struct {
 		Scores []struct {
@@ -104,6 +147,24 @@ type refEventStat struct {
 			AwayScore       refFloat `xml:"away_score,attr"`
 		} `xml:"period_score"`
 	} `xml:"period_scores"`
+	Results []struct {
+		Results []struct {
+			MatchStatusCode refInt   `xml:"match_status_code,attr"`
+			HomeScore       refFloat `xml:"home_score,attr"`
+			AwayScore       refFloat `xml:"away_score,attr"`
+		} `xml:"result"`
+	} `xml:"results"`
+	Statistics struct {
+		YellowCards    *refTeamCounts `xml:"yellow_cards"`
+		RedCards       *refTeamCounts `xml:"red_cards"`
+		YellowRedCards *refTeamCounts `xml:"yellow_red_cards"`
+		Corners        *refTeamCounts `xml:"corners"`
+	} `xml:"statistics"`
+}
+
+type refTeamCounts struct {
+	Home refInt `xml:"home,attr"`
+	Away refInt `xml:"away,attr"`
 }
 
 type refOdds struct {
@@ -111,13 +172,26 @@ type refOdds struct {
 	BetstopReason refInt `xml:"betstop_reason,attr"`
 	Markets       []struct {
 		refMarketRef
-		Status    refStatus `xml:"status,attr"`
-		Favourite refBool   `xml:"favourite,attr"`
-		Outcomes  []struct {
-			ID            refString `xml:"id,attr"`
-			Odds          refFloat  `xml:"odds,attr"`
-			Probabilities refFloat  `xml:"probabilities,attr"`
-			Active        refBool   `xml:"active,attr"`
+		Status        refStatus `xml:"status,attr"`
+		Favourite     refBool   `xml:"favourite,attr"`
+		CashoutStatus refInt8   `xml:"cashout_status,attr"`
+		Metadata      struct {
+			NextBetstop refMillis `xml:"next_betstop,attr"`
+			StartTime   refMillis `xml:"start_time,attr"`
+			EndTime     refMillis `xml:"end_time,attr"`
+			AAMSID      refInt64  `xml:"aams_id,attr"`
+		} `xml:"market_metadata"`
+		Outcomes []struct {
+			ID                    refString `xml:"id,attr"`
+			Odds                  refFloat  `xml:"odds,attr"`
+			Probabilities         refFloat  `xml:"probabilities,attr"`
+			Active                refBool   `xml:"active,attr"`
+			Team                  refInt8   `xml:"team,attr"`
+			WinProbabilities      refFloat  `xml:"win_probabilities,attr"`
+			LoseProbabilities     refFloat  `xml:"lose_probabilities,attr"`
+			HalfWinProbabilities  refFloat  `xml:"half_win_probabilities,attr"`
+			HalfLoseProbabilities refFloat  `xml:"half_lose_probabilities,attr"`
+			RefundProbabilities   refFloat  `xml:"refund_probabilities,attr"`
 		} `xml:"outcome"`
 	} `xml:"market"`
 }
@@ -126,6 +200,7 @@ type refMarketRef struct {
 	ID                 refInt    `xml:"id,attr"`
 	Specifiers         refString `xml:"specifiers,attr"`
 	ExtendedSpecifiers refString `xml:"extended_specifiers,attr"`
+	Name               refString `xml:"name,attr"`
 	VoidReason         refInt    `xml:"void_reason,attr"`
 }
 
@@ -143,6 +218,7 @@ type refBetSettlement struct {
 	Outcomes  []struct {
 		Markets []struct {
 			refMarketRef
+			Result   refString `xml:"result,attr"`
 			Outcomes []struct {
 				ID             refString `xml:"id,attr"`
 				Result         refResult `xml:"result,attr"`
@@ -202,7 +278,108 @@ func (c *refChecker) header(r refHeader, event bool) Header {
 func (c *refChecker) marketRef(r refMarketRef) MarketRef {
 	c.require(r.ID.set, "market id")
 	return MarketRef{ID: r.ID.v, Specifiers: Specifiers(r.Specifiers.v),
-		ExtendedSpecifiers: Specifiers(r.ExtendedSpecifiers.v), VoidReason: r.VoidReason.v}
+		ExtendedSpecifiers: Specifiers(r.ExtendedSpecifiers.v), Name: r.Name.v,
+		VoidReason: r.VoidReason.v, HasVoidReason: r.VoidReason.set}
+}
+
+// eventStatus converts a sport_event_status, with a bit in Fields for each optional
+// attribute or element set.
+func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
+	st := &SportEventStatus{Status: s.Status.v, MatchStatus: s.MatchStatus.v}
+	setInt := func(dst *int, a refInt, f StatusField) {
+		if a.set {
+			*dst = a.v
+			st.Fields |= f
+		}
+	}
+	setFloat := func(dst *float64, a refFloat, f StatusField) {
+		if a.set {
+			*dst = a.v
+			st.Fields |= f
+		}
+	}
+	setBool := func(dst *bool, a refBool, f StatusField) {
+		if a.set {
+			*dst = a.v
+			st.Fields |= f
+		}
+	}
+	setInt(&st.Reporting, s.Reporting, StatusReporting)
+	setFloat(&st.HomeScore, s.HomeScore, StatusHomeScore)
+	setFloat(&st.AwayScore, s.AwayScore, StatusAwayScore)
+	setInt(&st.HomePenaltyScore, s.HomePenaltyScore, StatusHomePenaltyScore)
+	setInt(&st.AwayPenaltyScore, s.AwayPenaltyScore, StatusAwayPenaltyScore)
+	setInt(&st.HomeGameScore, s.HomeGameScore, StatusHomeGameScore)
+	setInt(&st.AwayGameScore, s.AwayGameScore, StatusAwayGameScore)
+	setInt(&st.HomeLegScore, s.HomeLegScore, StatusHomeLegScore)
+	setInt(&st.AwayLegScore, s.AwayLegScore, StatusAwayLegScore)
+	setInt(&st.CurrentServer, s.CurrentServer, StatusCurrentServer)
+	setBool(&st.ExpediteMode, s.ExpediteMode, StatusExpediteMode)
+	setBool(&st.Tiebreak, s.Tiebreak, StatusTiebreak)
+	setInt(&st.HomeSuspend, s.HomeSuspend, StatusHomeSuspend)
+	setInt(&st.AwaySuspend, s.AwaySuspend, StatusAwaySuspend)
+	setInt(&st.Balls, s.Balls, StatusBalls)
+	setInt(&st.Strikes, s.Strikes, StatusStrikes)
+	setInt(&st.Outs, s.Outs, StatusOuts)
+	if s.Bases.set {
+		st.Bases = s.Bases.v
+		st.Fields |= StatusBases
+	}
+	setInt(&st.HomeBatter, s.HomeBatter, StatusHomeBatter)
+	setInt(&st.AwayBatter, s.AwayBatter, StatusAwayBatter)
+	setInt(&st.Possession, s.Possession, StatusPossession)
+	setInt(&st.Position, s.Position, StatusPosition)
+	setInt(&st.Try, s.Try, StatusTry)
+	setInt(&st.Yards, s.Yards, StatusYards)
+	setInt(&st.Throw, s.Throw, StatusThrow)
+	setInt(&st.Visit, s.Visit, StatusVisit)
+	setInt(&st.RemainingReds, s.RemainingReds, StatusRemainingReds)
+	setInt(&st.Delivery, s.Delivery, StatusDelivery)
+	setInt(&st.HomeRemainingBowls, s.HomeRemainingBowls, StatusHomeRemainingBowls)
+	setInt(&st.AwayRemainingBowls, s.AwayRemainingBowls, StatusAwayRemainingBowls)
+	setInt(&st.CurrentEnd, s.CurrentEnd, StatusCurrentEnd)
+	setInt(&st.Innings, s.Innings, StatusInnings)
+	setInt(&st.Over, s.Over, StatusOver)
+	setInt(&st.HomePenaltyRuns, s.HomePenaltyRuns, StatusHomePenaltyRuns)
+	setInt(&st.AwayPenaltyRuns, s.AwayPenaltyRuns, StatusAwayPenaltyRuns)
+	setInt(&st.HomeDismissals, s.HomeDismissals, StatusHomeDismissals)
+	setInt(&st.AwayDismissals, s.AwayDismissals, StatusAwayDismissals)
+	setInt(&st.CurrentCTTeam, s.CurrentCTTeam, StatusCurrentCTTeam)
+
+	cl := s.Clock
+	st.Clock = EventClock{MatchTime: cl.MatchTime.v, StoppageTime: cl.StoppageTime.v,
+		StoppageTimeAnnounced: cl.StoppageTimeAnnounced.v, RemainingTime: cl.RemainingTime.v,
+		RemainingTimeInPeriod: cl.RemainingTimeInPeriod.v}
+	setBool(&st.Clock.Stopped, cl.Stopped, StatusClockStopped)
+	for _, group := range s.PeriodScores {
+		for _, p := range group.Scores {
+			st.PeriodScores = append(st.PeriodScores, PeriodScore{Number: p.Number.v,
+				MatchStatusCode: p.MatchStatusCode.v, HomeScore: p.HomeScore.v, AwayScore: p.AwayScore.v})
+		}
+	}
+	for _, group := range s.Results {
+		for _, r := range group.Results {
+			c.require(r.MatchStatusCode.set, "result match_status_code")
+			c.require(r.HomeScore.set, "result home_score")
+			c.require(r.AwayScore.set, "result away_score")
+			st.Results = append(st.Results, EventResult{MatchStatusCode: r.MatchStatusCode.v,
+				HomeScore: r.HomeScore.v, AwayScore: r.AwayScore.v})
+		}
+	}
+	counts := func(dst *TeamCounts, r *refTeamCounts, f StatusField) {
+		if r != nil {
+			c.require(r.Home.set, "statistics home")
+			c.require(r.Away.set, "statistics away")
+			*dst = TeamCounts{Home: r.Home.v, Away: r.Away.v}
+			st.Fields |= f
+		}
+	}
+	stats := s.Statistics
+	counts(&st.Statistics.YellowCards, stats.YellowCards, StatusYellowCards)
+	counts(&st.Statistics.RedCards, stats.RedCards, StatusRedCards)
+	counts(&st.Statistics.YellowRedCards, stats.YellowRedCards, StatusYellowRedCards)
+	counts(&st.Statistics.Corners, stats.Corners, StatusCorners)
+	return st
 }
 
 // referenceDecode decodes body as a message of type t with encoding/xml.
@@ -218,30 +395,33 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 		}
 		oc := &OddsChange{Header: c.header(r.refHeader, true), ChangeReason: r.Reason.v}
 		if s := r.Status; s != nil {
-			st := &SportEventStatus{Status: s.Status.v, Reporting: s.Reporting.v, MatchStatus: s.MatchStatus.v,
-				HomeScore: s.HomeScore.v, AwayScore: s.AwayScore.v,
-				Clock: EventClock{MatchTime: s.Clock.MatchTime.v, StoppageTime: s.Clock.StoppageTime.v,
-					RemainingTime: s.Clock.RemainingTime.v, Stopped: s.Clock.Stopped.v}}
-			for _, group := range s.PeriodScores {
-				for _, p := range group.Scores {
-					st.PeriodScores = append(st.PeriodScores, PeriodScore{Number: p.Number.v,
-						MatchStatusCode: p.MatchStatusCode.v, HomeScore: p.HomeScore.v, AwayScore: p.AwayScore.v})
-				}
-			}
-			oc.EventStatus = st
+			oc.EventStatus = c.eventStatus(s)
+		}
+		if g := r.Generation; g != nil {
+			oc.OddsGeneration = &OddsGeneration{ExpectedTotals: g.ExpectedTotals.v, HasExpectedTotals: g.ExpectedTotals.set,
+				ExpectedSupremacy: g.ExpectedSupremacy.v, HasExpectedSupremacy: g.ExpectedSupremacy.set}
 		}
 		if o := r.Odds; o != nil {
 			oc.BettingStatus, oc.BetstopReason = o.BettingStatus.v, o.BetstopReason.v
 			for _, rm := range o.Markets {
 				ref := c.marketRef(rm.refMarketRef)
+				md := rm.Metadata
 				mk := OddsMarket{ID: ref.ID, Specifiers: ref.Specifiers, ExtendedSpecifiers: ref.ExtendedSpecifiers,
-					Status: MarketActive, Favourite: rm.Favourite.v}
+					Status: MarketActive, Favourite: rm.Favourite.v, CashoutStatus: CashoutStatus(rm.CashoutStatus.v),
+					Metadata: MarketMetadata{NextBetstop: md.NextBetstop.v, StartTime: md.StartTime.v, EndTime: md.EndTime.v,
+						AAMSID: md.AAMSID.v, HasAAMSID: md.AAMSID.set}}
 				if rm.Status.set {
 					mk.Status = rm.Status.v
 				}
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
-					out := OddsOutcome{ID: ro.ID.v, Odds: ro.Odds.v, Probability: ro.Probabilities.v}
+					out := OddsOutcome{ID: ro.ID.v, Odds: ro.Odds.v, HasOdds: ro.Odds.set,
+						Probability: ro.Probabilities.v, HasProbability: ro.Probabilities.set, Team: ro.Team.v,
+						WinProbability: ro.WinProbabilities.v, HasWinProbability: ro.WinProbabilities.set,
+						LoseProbability: ro.LoseProbabilities.v, HasLoseProbability: ro.LoseProbabilities.set,
+						HalfWinProbability: ro.HalfWinProbabilities.v, HasHalfWinProbability: ro.HalfWinProbabilities.set,
+						HalfLoseProbability: ro.HalfLoseProbabilities.v, HasHalfLoseProbability: ro.HalfLoseProbabilities.set,
+						RefundProbability: ro.RefundProbabilities.v, HasRefundProbability: ro.RefundProbabilities.set}
 					if ro.Active.set {
 						out.Inactive = !ro.Active.v
 					}
@@ -270,13 +450,16 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 		for _, group := range r.Outcomes {
 			for _, rm := range group.Markets {
 				ref := c.marketRef(rm.refMarketRef)
-				mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers,
-					ExtendedSpecifiers: ref.ExtendedSpecifiers, VoidReason: ref.VoidReason}
+				mk := SettledMarket{ID: ref.ID, Specifiers: ref.Specifiers, ExtendedSpecifiers: ref.ExtendedSpecifiers,
+					Name: ref.Name, VoidReason: ref.VoidReason, HasVoidReason: ref.HasVoidReason, Result: rm.Result.v}
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
 					c.require(ro.Result.set, "result")
-					mk.Outcomes = append(mk.Outcomes, SettledOutcome{ID: ro.ID.v, Result: ro.Result.v,
-						VoidFactor: ro.VoidFactor.v, DeadHeatFactor: ro.DeadHeatFactor.v})
+					o := SettledOutcome{ID: ro.ID.v, Result: ro.Result.v, VoidFactor: ro.VoidFactor.v, DeadHeatFactor: 1}
+					if ro.DeadHeatFactor.set {
+						o.DeadHeatFactor = ro.DeadHeatFactor.v
+					}
+					mk.Outcomes = append(mk.Outcomes, o)
 				}
 				s.Markets = append(s.Markets, mk)
 			}

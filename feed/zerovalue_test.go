@@ -20,8 +20,8 @@ func TestAbsentStatusAndActiveDecodeToZeroValues(t *testing.T) {
 	require.NoError(t, err)
 	byHand := &OddsChange{Header: Header{Producer: 1, Event: URN{"sr", "match", 1}, Timestamp: ms(1764152400000)},
 		Markets: []OddsMarket{
-			{ID: 1, Outcomes: []OddsOutcome{{ID: "1", Odds: 1.5}}},
-			{ID: 2, Outcomes: []OddsOutcome{{ID: "2", Odds: 2.5}}},
+			{ID: 1, Outcomes: []OddsOutcome{{ID: "1", Odds: 1.5, HasOdds: true}}},
+			{ID: 2, Outcomes: []OddsOutcome{{ID: "2", Odds: 2.5, HasOdds: true}}},
 		}}
 	assert.Equal(t, byHand, got)
 	assert.Equal(t, MarketActive, got.(*OddsChange).Markets[0].Status)

@@ -25,36 +25,17 @@ func AppendXML(b []byte, m feed.Message) []byte {
 		w.intAttr("odds_change_reason", m.ChangeReason)
 		w.b = append(w.b, '>')
 		if st := m.EventStatus; st != nil {
-			w.b = append(w.b, "<sport_event_status"...)
-			w.intAttrAlways("status", st.Status)
-			w.intAttr("reporting", st.Reporting)
-			w.intAttr("match_status", st.MatchStatus)
-			w.floatAttr("home_score", st.HomeScore)
-			w.floatAttr("away_score", st.AwayScore)
-			w.b = append(w.b, '>')
-			if c := st.Clock; c != (feed.EventClock{}) {
-				w.b = append(w.b, "<clock"...)
-				w.strAttr("match_time", c.MatchTime)
-				w.strAttr("stoppage_time", c.StoppageTime)
-				w.strAttr("remaining_time", c.RemainingTime)
-				if c.Stopped {
-					w.strAttr("stopped", "1")
-				}
-				w.b = append(w.b, "/>"...)
+			w.eventStatus(st)
+		}
+		if g := m.OddsGeneration; g != nil {
+			w.b = append(w.b, "<odds_generation_properties"...)
+			if g.HasExpectedTotals {
+				w.floatAttrAlways("expected_totals", g.ExpectedTotals)
 			}
-			if len(st.PeriodScores) > 0 {
-				w.b = append(w.b, "<period_scores>"...)
-				for _, p := range st.PeriodScores {
-					w.b = append(w.b, "<period_score"...)
-					w.intAttrAlways("number", p.Number)
-					w.intAttrAlways("match_status_code", p.MatchStatusCode)
-					w.floatAttrAlways("home_score", p.HomeScore)
-					w.floatAttrAlways("away_score", p.AwayScore)
-					w.b = append(w.b, "/>"...)
-				}
-				w.b = append(w.b, "</period_scores>"...)
+			if g.HasExpectedSupremacy {
+				w.floatAttrAlways("expected_supremacy", g.ExpectedSupremacy)
 			}
-			w.b = append(w.b, "</sport_event_status>"...)
+			w.b = append(w.b, "/>"...)
 		}
 		if m.Markets != nil || m.BettingStatus != 0 || m.BetstopReason != 0 {
 			w.b = append(w.b, "<odds"...)
@@ -70,14 +51,20 @@ func AppendXML(b []byte, m feed.Message) []byte {
 				if mk.Favourite {
 					w.strAttr("favourite", "1")
 				}
+				w.intAttr("cashout_status", int(mk.CashoutStatus))
 				w.b = append(w.b, '>')
-				for _, o := range mk.Outcomes {
-					w.b = append(w.b, "<outcome"...)
-					w.strAttrAlways("id", o.ID)
-					w.floatAttr("odds", o.Odds)
-					w.floatAttr("probabilities", o.Probability)
-					w.boolAttr("active", !o.Inactive)
+				if md := mk.Metadata; md != (feed.MarketMetadata{}) {
+					w.b = append(w.b, "<market_metadata"...)
+					w.timeAttr("next_betstop", md.NextBetstop)
+					w.timeAttr("start_time", md.StartTime)
+					w.timeAttr("end_time", md.EndTime)
+					if md.HasAAMSID {
+						w.int64Attr("aams_id", md.AAMSID)
+					}
 					w.b = append(w.b, "/>"...)
+				}
+				for _, o := range mk.Outcomes {
+					w.oddsOutcome(o)
 				}
 				w.b = append(w.b, "</market>"...)
 			}
@@ -94,15 +81,18 @@ func AppendXML(b []byte, m feed.Message) []byte {
 		w.intAttr("certainty", m.Certainty)
 		w.b = append(w.b, "><outcomes>"...)
 		for _, mk := range m.Markets {
-			w.marketRef(feed.MarketRef{ID: mk.ID, Specifiers: mk.Specifiers,
-				ExtendedSpecifiers: mk.ExtendedSpecifiers, VoidReason: mk.VoidReason})
+			w.marketRef(feed.MarketRef{ID: mk.ID, Specifiers: mk.Specifiers, ExtendedSpecifiers: mk.ExtendedSpecifiers,
+				Name: mk.Name, VoidReason: mk.VoidReason, HasVoidReason: mk.HasVoidReason})
+			w.strAttr("result", mk.Result)
 			w.b = append(w.b, '>')
 			for _, o := range mk.Outcomes {
 				w.b = append(w.b, "<outcome"...)
 				w.strAttrAlways("id", o.ID)
 				w.intAttrAlways("result", int(o.Result))
 				w.floatAttr("void_factor", o.VoidFactor)
-				w.floatAttr("dead_heat_factor", o.DeadHeatFactor)
+				if o.DeadHeatFactor != 1 { // 1, no dead heat, is what an absent attribute means
+					w.floatAttrAlways("dead_heat_factor", o.DeadHeatFactor)
+				}
 				w.b = append(w.b, "/>"...)
 			}
 			w.b = append(w.b, "</market>"...)
@@ -163,7 +153,10 @@ func (w *xmlWriter) marketRef(r feed.MarketRef) {
 	w.intAttrAlways("id", r.ID)
 	w.strAttr("specifiers", string(r.Specifiers))
 	w.strAttr("extended_specifiers", string(r.ExtendedSpecifiers))
-	w.intAttr("void_reason", r.VoidReason)
+	w.strAttr("name", r.Name)
+	if r.HasVoidReason {
+		w.intAttrAlways("void_reason", r.VoidReason)
+	}
 }
 
 func (w *xmlWriter) marketRefs(root string, refs []feed.MarketRef) {
@@ -193,6 +186,19 @@ func (w *xmlWriter) intAttrAlways(n string, v int) {
 	w.name(n)
 	w.b = strconv.AppendInt(w.b, int64(v), 10)
 	w.b = append(w.b, '"')
+}
+
+func (w *xmlWriter) int64Attr(n string, v int64) {
+	w.name(n)
+	w.b = strconv.AppendInt(w.b, v, 10)
+	w.b = append(w.b, '"')
+}
+
+// floatIf writes a float attribute when the value was sent (has).
+func (w *xmlWriter) floatIf(n string, v float64, has bool) {
+	if has {
+		w.floatAttrAlways(n, v)
+	}
 }
 
 func (w *xmlWriter) floatAttr(n string, v float64) {

@@ -48,23 +48,39 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 	}{
 		{"odds_change/full", &feed.OddsChange{
 			Header: withRequest, ChangeReason: 1, BettingStatus: 2, BetstopReason: 3,
-			EventStatus: &feed.SportEventStatus{
-				Status: 1, Reporting: 1, MatchStatus: 7, HomeScore: 1, AwayScore: 2.5,
-				Clock:        feed.EventClock{MatchTime: "63:12", StoppageTime: "1:00", RemainingTime: tricky, Stopped: true},
-				PeriodScores: []feed.PeriodScore{{Number: 1, MatchStatusCode: 6, HomeScore: 1}, {Number: 2, MatchStatusCode: 7, AwayScore: 2}},
-			},
+			EventStatus: fullStatus(),
+			OddsGeneration: &feed.OddsGeneration{ExpectedTotals: 2.74495, HasExpectedTotals: true,
+				ExpectedSupremacy: -0.118261, HasExpectedSupremacy: true},
 			Markets: []feed.OddsMarket{
-				{ID: 1, Status: feed.MarketActive, Favourite: true, Outcomes: []feed.OddsOutcome{
-					{ID: "1", Odds: 4.75, Probability: 0.1954},
-					{ID: "2", Odds: 1e-7, Probability: 1.0 / 3}, // odd floats must survive 'g' formatting
-					{ID: tricky, Odds: 123456789.125},
+				{ID: 1, Status: feed.MarketActive, Favourite: true, CashoutStatus: feed.CashoutAvailable, Outcomes: []feed.OddsOutcome{
+					{ID: "1", Odds: 4.75, HasOdds: true, Probability: 0.1954, HasProbability: true},
+					{ID: "2", Odds: 1e-7, HasOdds: true, Probability: 1.0 / 3, HasProbability: true}, // odd floats must survive 'g' formatting
+					{ID: tricky, Odds: 123456789.125, HasOdds: true},
 				}},
-				{ID: 18, Specifiers: "total=2.5|hcp=1:0", ExtendedSpecifiers: feed.Specifiers(tricky), Status: feed.MarketCancelled},
-				{ID: 16, Specifiers: feed.Specifiers(tricky), Status: feed.MarketSuspended, Outcomes: []feed.OddsOutcome{
-					{ID: "1714", Odds: 6.1, Probability: 0.1511},
-				}},
+				{ID: 18, Specifiers: "total=2.5|hcp=1:0", ExtendedSpecifiers: feed.Specifiers(tricky), Status: feed.MarketCancelled,
+					CashoutStatus: feed.CashoutClosed},
+				{ID: 16, Specifiers: feed.Specifiers(tricky), Status: feed.MarketSuspended, CashoutStatus: feed.CashoutUnavailable,
+					Outcomes: []feed.OddsOutcome{{ID: "1714", Odds: 6.1, HasOdds: true, Probability: 0.1511, HasProbability: true,
+						WinProbability: 0.1, HasWinProbability: true, LoseProbability: 0, HasLoseProbability: true,
+						HalfWinProbability: 0.05, HasHalfWinProbability: true, HalfLoseProbability: 0.8, HasHalfLoseProbability: true,
+						RefundProbability: 0.05, HasRefundProbability: true}}},
+				{ID: 40, Specifiers: "variant=sr:player:1", Metadata: feed.MarketMetadata{NextBetstop: ms(1764156000000),
+					StartTime: ms(1764152400000), EndTime: ms(1764159600000), AAMSID: 0, HasAAMSID: true},
+					Outcomes: []feed.OddsOutcome{
+						{ID: "sr:player:1234", Team: 1, Odds: 5.5, HasOdds: true},
+						{ID: "sr:player:98765", Team: 2, Inactive: true}, // not priced: no odds
+					}},
 			},
 		}},
+		// A zero with a flag is a value: probability 0, void reason 0, supremacy 0.
+		{"odds_change/zeros that were sent", &feed.OddsChange{Header: h,
+			OddsGeneration: &feed.OddsGeneration{HasExpectedSupremacy: true},
+			EventStatus: &feed.SportEventStatus{Status: 1, Fields: feed.StatusHomeScore | feed.StatusAwayScore |
+				feed.StatusOuts | feed.StatusClockStopped | feed.StatusRedCards},
+			Markets: []feed.OddsMarket{{ID: 1, Outcomes: []feed.OddsOutcome{{ID: "1", HasOdds: true, HasProbability: true}}}},
+		}},
+		// Generation properties with neither value: the element is there, empty.
+		{"odds_change/empty generation", &feed.OddsChange{Header: h, OddsGeneration: &feed.OddsGeneration{}}},
 		// Everything optional left out: no status, no odds, no reason.
 		{"odds_change/empty", &feed.OddsChange{Header: h}},
 		// A status that is all zeros still is a status (status="0" is written).
@@ -80,22 +96,27 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 		{"bet_stop/zero", &feed.BetStop{Header: h}},
 		{"bet_stop/negative status", &feed.BetStop{Header: h, Groups: "all", MarketStatus: feed.MarketCancelled}},
 		{"bet_settlement", &feed.BetSettlement{Header: withRequest, Certainty: 2, Markets: []feed.SettledMarket{
-			{ID: 1, Outcomes: []feed.SettledOutcome{
-				{ID: "1", Result: feed.ResultLost}, {ID: "2", Result: feed.ResultUndecided}, {ID: "3", Result: feed.ResultWon},
+			{ID: 1, Name: "1x2", Result: "2:1", Outcomes: []feed.SettledOutcome{
+				{ID: "1", Result: feed.ResultLost, DeadHeatFactor: 1}, {ID: "2", Result: feed.ResultUndecided, DeadHeatFactor: 1},
+				{ID: "3", Result: feed.ResultWon, DeadHeatFactor: 1},
 			}},
-			{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: feed.Specifiers(tricky), VoidReason: 12, Outcomes: []feed.SettledOutcome{
-				{ID: tricky, Result: feed.ResultWon, VoidFactor: 0.5, DeadHeatFactor: 0.25},
-			}},
-			{ID: 40}, // a market without outcomes
+			{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: feed.Specifiers(tricky), Name: tricky,
+				VoidReason: 12, HasVoidReason: true, Outcomes: []feed.SettledOutcome{
+					{ID: tricky, Result: feed.ResultWon, VoidFactor: 0.5, DeadHeatFactor: 0.25},
+					// A factor of 0 is written: only 1 goes without saying.
+					{ID: "13", Result: feed.ResultLost, VoidFactor: 1, DeadHeatFactor: 0},
+				}},
+			{ID: 40, HasVoidReason: true}, // a market without outcomes, voided for reason 0
 		}}},
 		{"bet_settlement/empty", &feed.BetSettlement{Header: h}},
 		{"rollback_bet_settlement", &feed.RollbackBetSettlement{Header: withRequest, Markets: []feed.MarketRef{
-			{ID: 1}, {ID: 18, Specifiers: feed.Specifiers(tricky), ExtendedSpecifiers: "period=2"},
+			{ID: 1, Name: tricky}, {ID: 18, Specifiers: feed.Specifiers(tricky), ExtendedSpecifiers: "period=2"},
 		}}},
 		{"rollback_bet_settlement/empty", &feed.RollbackBetSettlement{Header: h}},
 		{"bet_cancel", &feed.BetCancel{Header: withRequest, StartTime: ms(1764152400000), EndTime: ms(1764152460000),
 			SupercededBy: feed.MustParseURN("sr:match:16470999"),
-			Markets:      []feed.MarketRef{{ID: 18, Specifiers: feed.Specifiers(tricky), VoidReason: 8}, {ID: 1}}}},
+			Markets: []feed.MarketRef{{ID: 18, Specifiers: feed.Specifiers(tricky), Name: "Total", VoidReason: 8, HasVoidReason: true},
+				{ID: 1, HasVoidReason: true}, {ID: 2}}}},
 		{"bet_cancel/empty", &feed.BetCancel{Header: h}},
 		{"rollback_bet_cancel", &feed.RollbackBetCancel{Header: withRequest, StartTime: ms(1764152400000), EndTime: ms(1764152460000),
 			Markets: []feed.MarketRef{{ID: 18, Specifiers: "total=3.5"}}}},
@@ -125,6 +146,29 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 		covered[tt.m.Type()] = true
 	}
 	assert.Len(t, covered, len(feed.MessageTypes()), "every message type has a case")
+}
+
+// fullStatus returns a sport event status with every optional attribute and element set,
+// each to a value other than its neighbours', so that a field written under another's name
+// shows.
+func fullStatus() *feed.SportEventStatus {
+	return &feed.SportEventStatus{
+		Status: 1, MatchStatus: 7, Fields: feed.StatusCorners<<1 - 1, // every StatusField: StatusCorners is the last
+		Reporting: -1, HomeScore: 1, AwayScore: 2.5,
+		HomePenaltyScore: 3, AwayPenaltyScore: 4, HomeGameScore: 5, AwayGameScore: 6, HomeLegScore: 7, AwayLegScore: 8,
+		CurrentServer: 2, ExpediteMode: true, Tiebreak: false, HomeSuspend: 9, AwaySuspend: 10,
+		Balls: 11, Strikes: 12, Outs: 0, Bases: tricky, HomeBatter: 13, AwayBatter: 14,
+		Possession: 15, Position: 16, Try: 17, Yards: 18, Throw: 19, Visit: 20, RemainingReds: 21,
+		Delivery: 22, HomeRemainingBowls: 23, AwayRemainingBowls: 24, CurrentEnd: 25,
+		Innings: 26, Over: 27, HomePenaltyRuns: 28, AwayPenaltyRuns: 29, HomeDismissals: 30, AwayDismissals: 31,
+		CurrentCTTeam: 1,
+		Clock: feed.EventClock{MatchTime: "63:12", StoppageTime: "1:00", StoppageTimeAnnounced: "4:00",
+			RemainingTime: tricky, RemainingTimeInPeriod: "12", Stopped: true},
+		PeriodScores: []feed.PeriodScore{{Number: 1, MatchStatusCode: 6, HomeScore: 1}, {Number: 2, MatchStatusCode: 7, AwayScore: 2}},
+		Results:      []feed.EventResult{{MatchStatusCode: 100, HomeScore: 1, AwayScore: 2.5}, {MatchStatusCode: 120}},
+		Statistics: feed.EventStatistics{YellowCards: feed.TeamCounts{Home: 1, Away: 2}, RedCards: feed.TeamCounts{Home: 3, Away: 4},
+			YellowRedCards: feed.TeamCounts{Home: 0, Away: 5}, Corners: feed.TeamCounts{Home: 6, Away: 7}},
+	}
 }
 
 // discard is a Publisher that accepts everything, for tests that read sim.Sent.

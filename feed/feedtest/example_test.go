@@ -67,13 +67,13 @@ func ExampleMarshal() {
 		Header:    feed.Header{Producer: 3, Event: feed.MustParseURN("sr:match:1234"), Timestamp: time.UnixMilli(1764159600000).UTC(), RequestID: 42},
 		Certainty: 2,
 		Markets: []feed.SettledMarket{{ID: 18, Specifiers: "total=2.5", Outcomes: []feed.SettledOutcome{
-			{ID: "12", Result: feed.ResultWon},
-			{ID: "13", Result: feed.ResultLost, VoidFactor: 0.5},
+			{ID: "12", Result: feed.ResultWon, DeadHeatFactor: 0.5}, // a dead heat of two
+			{ID: "13", Result: feed.ResultLost, VoidFactor: 0.5, DeadHeatFactor: 1},
 		}}},
 	})))
 	// Output:
 	// <alive product="1" timestamp="1764152405000" subscribed="1"/>
-	// <bet_settlement product="3" event_id="sr:match:1234" timestamp="1764159600000" request_id="42" certainty="2"><outcomes><market id="18" specifiers="total=2.5"><outcome id="12" result="1"/><outcome id="13" result="0" void_factor="0.5"/></market></outcomes></bet_settlement>
+	// <bet_settlement product="3" event_id="sr:match:1234" timestamp="1764159600000" request_id="42" certainty="2"><outcomes><market id="18" specifiers="total=2.5"><outcome id="12" result="1" dead_heat_factor="0.5"/><outcome id="13" result="0" void_factor="0.5"/></market></outcomes></bet_settlement>
 }
 
 // A GlobalRecorder as a session's GlobalEventsListener: the test reads the calls in the

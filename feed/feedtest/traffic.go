@@ -120,24 +120,25 @@ func (m *simMatch) next(rng *rand.Rand, now time.Time) (feed.Message, bool) {
 				if i == winner {
 					r = feed.ResultWon
 				}
-				sm.Outcomes = append(sm.Outcomes, feed.SettledOutcome{ID: o, Result: r})
+				sm.Outcomes = append(sm.Outcomes, feed.SettledOutcome{ID: o, Result: r, DeadHeatFactor: 1})
 			}
 			s.Markets = append(s.Markets, sm)
 		}
 		return s, true
 	case feed.MessageRollbackBetSettlement:
-		return &feed.RollbackBetSettlement{Header: h, Markets: m.refs(0)}, true
+		return &feed.RollbackBetSettlement{Header: h, Markets: m.refs(0, false)}, true
 	case feed.MessageBetCancel:
-		return &feed.BetCancel{Header: h, StartTime: now.Add(-time.Minute).UTC(), EndTime: now.UTC(), Markets: m.refs(8)}, true
+		return &feed.BetCancel{Header: h, StartTime: now.Add(-time.Minute).UTC(), EndTime: now.UTC(), Markets: m.refs(8, true)}, true
 	default: // feed.MessageRollbackBetCancel
-		return &feed.RollbackBetCancel{Header: h, StartTime: now.Add(-time.Minute).UTC(), EndTime: now.UTC(), Markets: m.refs(0)}, true
+		return &feed.RollbackBetCancel{Header: h, StartTime: now.Add(-time.Minute).UTC(), EndTime: now.UTC(), Markets: m.refs(0, false)}, true
 	}
 }
 
-func (m *simMatch) refs(voidReason int) []feed.MarketRef {
+func (m *simMatch) refs(voidReason int, hasVoidReason bool) []feed.MarketRef {
 	refs := make([]feed.MarketRef, 0, len(m.markets))
 	for _, mk := range m.markets {
-		refs = append(refs, feed.MarketRef{ID: mk.id, Specifiers: mk.specifiers, VoidReason: voidReason})
+		refs = append(refs, feed.MarketRef{ID: mk.id, Specifiers: mk.specifiers,
+			VoidReason: voidReason, HasVoidReason: hasVoidReason})
 	}
 	return refs
 }
@@ -153,15 +154,16 @@ func (m *simMatch) oddsChange(rng *rand.Rand, h feed.Header) *feed.OddsChange {
 			}
 		}
 		oc.EventStatus = &feed.SportEventStatus{Status: 1, Reporting: 1, MatchStatus: 6,
-			HomeScore: float64(m.home), AwayScore: float64(m.away)}
+			HomeScore: float64(m.home), AwayScore: float64(m.away),
+			Fields: feed.StatusReporting | feed.StatusHomeScore | feed.StatusAwayScore}
 	}
 	for _, mk := range m.markets {
 		om := feed.OddsMarket{ID: mk.id, Specifiers: mk.specifiers, Status: feed.MarketActive}
 		for i, o := range mk.outcomes {
 			// A small random walk keeps the odds plausible from one change to the next.
 			mk.odds[i] = max(101, mk.odds[i]+rng.IntN(21)-10)
-			om.Outcomes = append(om.Outcomes, feed.OddsOutcome{ID: o, Odds: float64(mk.odds[i]) / 100,
-				Probability: float64(1000000/mk.odds[i]) / 10000})
+			om.Outcomes = append(om.Outcomes, feed.OddsOutcome{ID: o, Odds: float64(mk.odds[i]) / 100, HasOdds: true,
+				Probability: float64(1000000/mk.odds[i]) / 10000, HasProbability: true})
 		}
 		oc.Markets = append(oc.Markets, om)
 	}
