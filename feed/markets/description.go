@@ -10,6 +10,9 @@ type Description struct {
 	Name string
 	// Groups are the market groups a bet stop may name, such as "all", "score".
 	Groups []string
+	// Description is the API's explanation of the market, when it gives one (the
+	// description attribute); empty otherwise.
+	Description string
 	// Variant is the variant this description is for, such as "sr:exact_goals:4+" or
 	// "pre:markettext:41234"; empty in the general description of a market.
 	Variant string
@@ -57,6 +60,10 @@ type Mapping struct {
 	ProductIDs []int  // product_ids, or product_id when that is all there is
 	SportID    string // such as "sr:sport:1", or "all"
 	MarketID   string // the product's market id, such as "8:232"
+	// FeedMarketID is the market of this feed that the mapping is for, where the API names
+	// it: the variant list's mappings carry it (market_id, with the product's market in
+	// product_market_id). 0 in a market's own mappings, which are for that market.
+	FeedMarketID int
 	// SovTemplate is the template of the product's special odds value, such as
 	// "{total}"; empty when none.
 	SovTemplate string
