@@ -62,8 +62,10 @@ const DefaultBookmakerID = 1
 // APIHandler is RecoveryHandler with acct as the account whoami.xml describes.
 // producers.xml lists feed.DefaultProducers and the simulator's producers: those of
 // SimulatorConfig.Producers are active, the others inactive, as the feed's API lists
-// every producer and marks those the account does not receive. Both need the
-// x-access-token header (401 otherwise).
+// every producer and marks those the account does not receive. It serves the Sports
+// API's descriptions, summaries and profiles too (the Route constants, see sportsapi.go),
+// and counts every request (APIRequests). All need the x-access-token header (401
+// otherwise).
 func (s *Simulator) APIHandler(acct Account) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/users/whoami.xml", func(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +81,8 @@ func (s *Simulator) APIHandler(acct Account) http.Handler {
 	mux.HandleFunc("POST /v1/{product}/stateful_messages/events/{event}/initiate_request", func(w http.ResponseWriter, r *http.Request) {
 		s.serveEventRecovery(w, r, true)
 	})
-	return mux
+	s.registerSportsAPI(mux)
+	return s.countRequests(mux)
 }
 
 func (s *Simulator) authorized(w http.ResponseWriter, r *http.Request) bool {

@@ -98,7 +98,8 @@ type Simulator struct {
 	failures   []recoveryFailure
 	recoveries []RecoveryRequest
 
-	stats SimulatorStats
+	stats    SimulatorStats
+	apiStats apiCounter // requests to the API, by route (APIRequests)
 
 	publishMu sync.Mutex // one publisher at a time keeps each match's messages in order
 	replaying int        // replays in progress, guarded by mu
