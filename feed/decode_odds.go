@@ -45,6 +45,7 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 	if len(m.Markets) == 0 {
 		m.Markets = nil
 	}
+	d.shareAdditional(outcomes)
 	shareOutcomes(m.Markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
 }
 
@@ -131,19 +132,43 @@ func (d *decoder) oddsOutcome() OddsOutcome {
 		case "team":
 			o.Team = d.int8("a team, 1 or 2")
 		case "win_probabilities":
-			o.WinProbability, o.HasWinProbability = d.float(), true
+			a := d.additional()
+			a.Win, a.HasWin = d.float(), true
 		case "lose_probabilities":
-			o.LoseProbability, o.HasLoseProbability = d.float(), true
+			a := d.additional()
+			a.Lose, a.HasLose = d.float(), true
 		case "half_win_probabilities":
-			o.HalfWinProbability, o.HasHalfWinProbability = d.float(), true
+			a := d.additional()
+			a.HalfWin, a.HasHalfWin = d.float(), true
 		case "half_lose_probabilities":
-			o.HalfLoseProbability, o.HasHalfLoseProbability = d.float(), true
+			a := d.additional()
+			a.HalfLose, a.HasHalfLose = d.float(), true
 		case "refund_probabilities":
-			o.RefundProbability, o.HasRefundProbability = d.float(), true
+			a := d.additional()
+			a.Refund, a.HasRefund = d.float(), true
 		}
 	}
 	d.need(seen, "id")
+	d.outcomes++
 	return o
+}
+
+// additional returns the additional probabilities of the outcome being read, adding them
+// the first time. They go into one array for the whole message, whose entries are
+// pointed to by the outcomes once it has stopped moving (see shareAdditional).
+func (d *decoder) additional() *AdditionalProbabilities {
+	if n := len(d.extra.owners); n == 0 || d.extra.owners[n-1] != d.outcomes {
+		d.extra.owners = append(d.extra.owners, d.outcomes)
+		d.extra.probs = append(d.extra.probs, AdditionalProbabilities{})
+	}
+	return &d.extra.probs[len(d.extra.probs)-1]
+}
+
+// shareAdditional points each outcome that has additional probabilities at its entry.
+func (d *decoder) shareAdditional(outcomes []OddsOutcome) {
+	for i, owner := range d.extra.owners {
+		outcomes[owner].Additional = &d.extra.probs[i]
+	}
 }
 
 func (d *decoder) sportEventStatus(st *SportEventStatus) {

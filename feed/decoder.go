@@ -44,6 +44,15 @@ type decoder struct {
 	av   string // value of the current attribute
 	// owned says body will never change again: its bytes can back the message's strings.
 	owned bool
+	// outcomes counts the odds outcomes read so far: the index in the message's outcome
+	// array of the one being read.
+	outcomes int
+	// extra holds the additional probabilities of odds outcomes, and the index of the
+	// outcome each belongs to.
+	extra struct {
+		probs  []AdditionalProbabilities
+		owners []int
+	}
 }
 
 // begin starts reading body and moves to its root element, which must be named after t.

@@ -141,31 +141,40 @@ type MarketMetadata struct {
 
 // OddsOutcome is one outcome of a market line.
 //
-// A probability or odds value is meaningful only with its Has flag set: the feed leaves
-// odds out for an outcome it does not price, and a probability of 0 is a value.
+// Odds and Probability are meaningful only with their Has flags set: the feed leaves odds
+// out for an outcome it does not price, and a probability of 0 is a value.
 type OddsOutcome struct {
-	ID                  string  // "1", "sr:player:1234", ...
-	Odds                float64 // decimal odds (odds); see HasOdds
-	Probability         float64 // the probabilities attribute; see HasProbability
-	WinProbability      float64 // win_probabilities; see HasWinProbability
-	LoseProbability     float64 // lose_probabilities; see HasLoseProbability
-	HalfWinProbability  float64 // half_win_probabilities: Asian lines; see HasHalfWinProbability
-	HalfLoseProbability float64 // half_lose_probabilities; see HasHalfLoseProbability
-	RefundProbability   float64 // refund_probabilities; see HasRefundProbability
+	ID          string  // "1", "sr:player:1234", ...
+	Odds        float64 // decimal odds (odds); see HasOdds
+	Probability float64 // the probabilities attribute; see HasProbability
+	// Additional holds the probabilities of the outcomes of Asian lines (win, lose, half
+	// win, half lose, refund); nil when the feed sent none of them, as it does for most
+	// markets. It points into an array that all the outcomes of the message share.
+	Additional *AdditionalProbabilities
 	// Team is the team of a player outcome: 1 home, 2 away; 0 when absent (the feed has no
 	// team 0).
 	Team int8
 	// Inactive is true for an outcome the feed marks active="0": one that cannot be bet
 	// on. It is false when the attribute is absent, as the feed defines, so that an
 	// outcome built by hand is active unless said otherwise.
-	Inactive               bool
-	HasOdds                bool
-	HasProbability         bool
-	HasWinProbability      bool
-	HasLoseProbability     bool
-	HasHalfWinProbability  bool
-	HasHalfLoseProbability bool
-	HasRefundProbability   bool
+	Inactive       bool
+	HasOdds        bool
+	HasProbability bool
+}
+
+// AdditionalProbabilities are an outcome's probabilities of each way a bet on an Asian
+// line can end. Each is meaningful only with its Has flag set (0 is a probability).
+type AdditionalProbabilities struct {
+	Win         float64 // win_probabilities
+	Lose        float64 // lose_probabilities
+	HalfWin     float64 // half_win_probabilities
+	HalfLose    float64 // half_lose_probabilities
+	Refund      float64 // refund_probabilities
+	HasWin      bool
+	HasLose     bool
+	HasHalfWin  bool
+	HasHalfLose bool
+	HasRefund   bool
 }
 
 // BetStop suspends markets of an event: all of them, or the groups named.

@@ -416,12 +416,16 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
 					out := OddsOutcome{ID: ro.ID.v, Odds: ro.Odds.v, HasOdds: ro.Odds.set,
-						Probability: ro.Probabilities.v, HasProbability: ro.Probabilities.set, Team: ro.Team.v,
-						WinProbability: ro.WinProbabilities.v, HasWinProbability: ro.WinProbabilities.set,
-						LoseProbability: ro.LoseProbabilities.v, HasLoseProbability: ro.LoseProbabilities.set,
-						HalfWinProbability: ro.HalfWinProbabilities.v, HasHalfWinProbability: ro.HalfWinProbabilities.set,
-						HalfLoseProbability: ro.HalfLoseProbabilities.v, HasHalfLoseProbability: ro.HalfLoseProbabilities.set,
-						RefundProbability: ro.RefundProbabilities.v, HasRefundProbability: ro.RefundProbabilities.set}
+						Probability: ro.Probabilities.v, HasProbability: ro.Probabilities.set, Team: ro.Team.v}
+					a := AdditionalProbabilities{
+						Win: ro.WinProbabilities.v, HasWin: ro.WinProbabilities.set,
+						Lose: ro.LoseProbabilities.v, HasLose: ro.LoseProbabilities.set,
+						HalfWin: ro.HalfWinProbabilities.v, HasHalfWin: ro.HalfWinProbabilities.set,
+						HalfLose: ro.HalfLoseProbabilities.v, HasHalfLose: ro.HalfLoseProbabilities.set,
+						Refund: ro.RefundProbabilities.v, HasRefund: ro.RefundProbabilities.set}
+					if a.HasWin || a.HasLose || a.HasHalfWin || a.HasHalfLose || a.HasRefund {
+						out.Additional = &a
+					}
 					if ro.Active.set {
 						out.Inactive = !ro.Active.v
 					}

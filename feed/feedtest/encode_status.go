@@ -11,11 +11,13 @@ func (w *xmlWriter) oddsOutcome(o feed.OddsOutcome) {
 	w.floatIf("probabilities", o.Probability, o.HasProbability)
 	w.boolAttr("active", !o.Inactive)
 	w.intAttr("team", int(o.Team))
-	w.floatIf("win_probabilities", o.WinProbability, o.HasWinProbability)
-	w.floatIf("lose_probabilities", o.LoseProbability, o.HasLoseProbability)
-	w.floatIf("half_win_probabilities", o.HalfWinProbability, o.HasHalfWinProbability)
-	w.floatIf("half_lose_probabilities", o.HalfLoseProbability, o.HasHalfLoseProbability)
-	w.floatIf("refund_probabilities", o.RefundProbability, o.HasRefundProbability)
+	if a := o.Additional; a != nil {
+		w.floatIf("win_probabilities", a.Win, a.HasWin)
+		w.floatIf("lose_probabilities", a.Lose, a.HasLose)
+		w.floatIf("half_win_probabilities", a.HalfWin, a.HasHalfWin)
+		w.floatIf("half_lose_probabilities", a.HalfLose, a.HasHalfLose)
+		w.floatIf("refund_probabilities", a.Refund, a.HasRefund)
+	}
 	w.b = append(w.b, "/>"...)
 }
 

@@ -60,10 +60,13 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 				{ID: 18, Specifiers: "total=2.5|hcp=1:0", ExtendedSpecifiers: feed.Specifiers(tricky), Status: feed.MarketCancelled,
 					CashoutStatus: feed.CashoutClosed},
 				{ID: 16, Specifiers: feed.Specifiers(tricky), Status: feed.MarketSuspended, CashoutStatus: feed.CashoutUnavailable,
-					Outcomes: []feed.OddsOutcome{{ID: "1714", Odds: 6.1, HasOdds: true, Probability: 0.1511, HasProbability: true,
-						WinProbability: 0.1, HasWinProbability: true, LoseProbability: 0, HasLoseProbability: true,
-						HalfWinProbability: 0.05, HasHalfWinProbability: true, HalfLoseProbability: 0.8, HasHalfLoseProbability: true,
-						RefundProbability: 0.05, HasRefundProbability: true}}},
+					Outcomes: []feed.OddsOutcome{
+						{ID: "1714", Odds: 6.1, HasOdds: true, Probability: 0.1511, HasProbability: true,
+							Additional: &feed.AdditionalProbabilities{Win: 0.1, HasWin: true, Lose: 0, HasLose: true,
+								HalfWin: 0.05, HasHalfWin: true, HalfLose: 0.8, HasHalfLose: true, Refund: 0.05, HasRefund: true}},
+						{ID: "1715", Odds: 1.2, HasOdds: true}, // none between two that have some
+						{ID: "1716", Additional: &feed.AdditionalProbabilities{Refund: 0.25, HasRefund: true}},
+					}},
 				{ID: 40, Specifiers: "variant=sr:player:1", Metadata: feed.MarketMetadata{NextBetstop: ms(1764156000000),
 					StartTime: ms(1764152400000), EndTime: ms(1764159600000), AAMSID: 0, HasAAMSID: true},
 					Outcomes: []feed.OddsOutcome{
