@@ -237,7 +237,8 @@ func (m *Manager) openLocked(ctx context.Context, recs []Record, list []feed.Pro
 }
 
 // Close stops the manager and waits for its goroutines; a request being sent is
-// abandoned. If ctx ends first Close returns ctx.Err(). Every Close, the first and any
+// abandoned, a producer record being saved is saved first (its store's write is never
+// cancelled halfway, so the records do not change after Close). If ctx ends first Close returns ctx.Err(). Every Close, the first and any
 // other, returns once the goroutines are gone (or its ctx ends).
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,12 +100,20 @@ func (m *Manager) logLocked(level slog.Level, msg string, p *producer, attrs ...
 	m.effects = append(m.effects, func() { m.s.Logger.LogAttrs(m.ctx, level, msg, attrs...) })
 }
 
+// saveTimeout bounds the save of one record.
+const saveTimeout = 30 * time.Second
+
 // saveLocked queues a write of p's record.
 func (m *Manager) saveLocked(p *producer, now time.Time) {
 	p.savedAt = now
 	rec := p.rec
 	m.effects = append(m.effects, func() {
-		if err := m.s.Store.Save(m.ctx, rec); err != nil {
+		// Not cancelled by Close, which waits for it: a store can commit a cancelled write
+		// after giving up on it, and a process started after Close would then find the
+		// record changing under it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), saveTimeout)
+		defer cancel()
+		if err := m.s.Store.Save(ctx, rec); err != nil {
 			m.s.Logger.LogAttrs(m.ctx, slog.LevelError, "recovery: saving a producer record", slog.Int("producer", rec.Producer), slog.Any("err", err))
 			if m.s.OnError != nil {
 				m.callListener("OnError", func() { m.s.OnError(fmt.Errorf("recovery: saving producer %d: %w", rec.Producer, err)) })
