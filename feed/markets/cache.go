@@ -1,0 +1,188 @@
+package markets
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/feedkit/feedkit/clock"
+)
+
+// CacheStats counts what one cache did since the Names was made.
+type CacheStats struct {
+	// Hits are reads answered from the cache: a fresh value, or a failure recent enough
+	// to be answered again without asking the API.
+	Hits int64 `json:"hits"`
+	// Misses are reads that needed the API: nothing cached, or a value due for refresh.
+	Misses int64 `json:"misses"`
+	// Fetches are the API requests made; fewer than Misses when concurrent reads of one
+	// key shared a request.
+	Fetches int64 `json:"fetches"`
+	// Errors are the fetches that failed.
+	Errors int64 `json:"errors"`
+	// Evictions are entries dropped to keep the cache within its size.
+	Evictions int64 `json:"evictions"`
+	// Entries is the number of entries held now.
+	Entries int `json:"entries"`
+}
+
+// cache holds what the API answered, by key: at most max entries, the least recently
+// read dropped first. A value is fresh for ttl; a failure is answered again for errTTL,
+// so that a storm of reads of a failing key does not become a storm of requests, and then
+// asked for again. Concurrent reads of a key that needs fetching share one request.
+//
+// A value past its ttl is fetched again on the next read; if that fails, the old value is
+// still served (a description that is a little old names markets better than none) and
+// the refresh is tried again after errTTL.
+type cache[K comparable, V any] struct {
+	clock  clock.Clock
+	max    int
+	ttl    time.Duration
+	errTTL time.Duration
+
+	mu      sync.Mutex
+	entries map[K]*list.Element // of *entry[K, V]
+	lru     list.List           // front: read most recently
+
+	group singleflight.Group
+
+	hits, misses, fetches, errors, evictions atomic.Int64
+}
+
+type entry[K comparable, V any] struct {
+	key      K
+	val      V
+	ok       bool      // val holds a fetched value
+	err      error     // the last fetch's failure, nil after a success
+	at       time.Time // when val was fetched
+	failedAt time.Time // when err happened
+	forcedAt time.Time // when a refetch was last forced (see refetch)
+}
+
+func newCache[K comparable, V any](c clock.Clock, max int, ttl, errTTL time.Duration) *cache[K, V] {
+	return &cache[K, V]{clock: c, max: max, ttl: ttl, errTTL: errTTL, entries: make(map[K]*list.Element)}
+}
+
+// get returns the value of key, fetching it with fetch when the cache has nothing fresh.
+func (c *cache[K, V]) get(ctx context.Context, key K, fetch func(context.Context) (V, error)) (V, error) {
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		e := el.Value.(*entry[K, V])
+		now := c.clock.Now()
+		c.lru.MoveToFront(el)
+		switch {
+		case e.err != nil && now.Sub(e.failedAt) < c.errTTL:
+			// A recent failure: answer with the old value if there is one, else the failure.
+			c.mu.Unlock()
+			c.hits.Add(1)
+			if e.ok {
+				return e.val, nil
+			}
+			return e.val, e.err
+		case e.ok && now.Sub(e.at) < c.ttl:
+			c.mu.Unlock()
+			c.hits.Add(1)
+			return e.val, nil
+		}
+	}
+	c.mu.Unlock()
+	c.misses.Add(1)
+	r := c.load(ctx, key, fetch)
+	if r.held {
+		return r.val, nil // a failed refresh: the old value goes on being used
+	}
+	return r.val, r.err
+}
+
+// refetch fetches key again, whatever the cache holds, unless a refetch of key was forced
+// less than minGap ago; it reports whether it fetched, and the fetch's error. It is how a
+// name that the cached description lacks asks the API once, and not once per message.
+func (c *cache[K, V]) refetch(ctx context.Context, key K, minGap time.Duration, fetch func(context.Context) (V, error)) (V, bool, error) {
+	c.mu.Lock()
+	now := c.clock.Now()
+	if el, ok := c.entries[key]; ok {
+		e := el.Value.(*entry[K, V])
+		if !e.forcedAt.IsZero() && now.Sub(e.forcedAt) < minGap {
+			c.mu.Unlock()
+			return e.val, false, nil
+		}
+		e.forcedAt = now
+	}
+	c.mu.Unlock()
+	c.misses.Add(1)
+	r := c.load(ctx, key, fetch)
+	return r.val, true, r.err
+}
+
+// result is what a fetch left in the cache: the value readers get, whether it is an old
+// value held after the fetch failed, and the fetch's error.
+type result[V any] struct {
+	val  V
+	held bool
+	err  error
+}
+
+// load fetches key, once for all concurrent callers (the key's text form names the
+// request; only a miss pays for making it), and stores the result. The fetch
+// runs on a context that the first caller's cancellation does not end (the others still
+// want the answer); each caller stops waiting when its own context ends.
+func (c *cache[K, V]) load(ctx context.Context, key K, fetch func(context.Context) (V, error)) result[V] {
+	ch := c.group.DoChan(fmt.Sprint(key), func() (any, error) {
+		c.fetches.Add(1)
+		v, err := fetch(context.WithoutCancel(ctx))
+		if err != nil {
+			c.errors.Add(1)
+		}
+		return c.store(key, v, err), nil
+	})
+	select {
+	case r := <-ch:
+		return r.Val.(result[V])
+	case <-ctx.Done():
+		return result[V]{err: ctx.Err()}
+	}
+}
+
+// store keeps a fetch's result and returns what readers get.
+func (c *cache[K, V]) store(key K, v V, err error) result[V] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	var e *entry[K, V]
+	if el, ok := c.entries[key]; ok {
+		e = el.Value.(*entry[K, V])
+		c.lru.MoveToFront(el)
+	} else {
+		e = &entry[K, V]{key: key}
+		c.entries[key] = c.lru.PushFront(e)
+		c.evictLocked()
+	}
+	if err != nil {
+		e.err, e.failedAt = err, now
+		return result[V]{val: e.val, held: e.ok, err: err}
+	}
+	e.val, e.ok, e.err, e.at = v, true, nil, now
+	return result[V]{val: v}
+}
+
+func (c *cache[K, V]) evictLocked() {
+	for c.lru.Len() > c.max {
+		el := c.lru.Back()
+		c.lru.Remove(el)
+		delete(c.entries, el.Value.(*entry[K, V]).key)
+		c.evictions.Add(1)
+	}
+}
+
+func (c *cache[K, V]) stats() CacheStats {
+	c.mu.Lock()
+	n := c.lru.Len()
+	c.mu.Unlock()
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Fetches: c.fetches.Load(),
+		Errors: c.errors.Load(), Evictions: c.evictions.Load(), Entries: n}
+}
