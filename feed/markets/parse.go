@@ -151,15 +151,35 @@ func (p *parser) presize(b []byte) int {
 	if len(b) < 4096 {
 		return 0
 	}
+	var outcomes, mapOutcomes, mappings, specifiers, items int
 	src := p.src
-	p.outcomes = make([]OutcomeDescription, 0, strings.Count(src, "<outcome "))
-	p.mapOutcomes = make([]OutcomeMapping, 0, strings.Count(src, "<mapping_outcome "))
-	p.mappings = make([]Mapping, 0, strings.Count(src, "<mapping "))
-	p.specifiers = make([]SpecifierDescription, 0, strings.Count(src, "<specifier "))
-	n := strings.Count(src, "<market ") + strings.Count(src, "<variant ")
-	p.groups = make([]string, 0, 3*n)
-	p.products = make([]int, 0, 2*cap(p.mappings))
-	return n
+	for i := 0; ; {
+		j := strings.IndexByte(src[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		rest := src[i:]
+		switch {
+		case strings.HasPrefix(rest, "outcome "):
+			outcomes++
+		case strings.HasPrefix(rest, "mapping_outcome "):
+			mapOutcomes++
+		case strings.HasPrefix(rest, "mapping "):
+			mappings++
+		case strings.HasPrefix(rest, "specifier "):
+			specifiers++
+		case strings.HasPrefix(rest, "market "), strings.HasPrefix(rest, "variant "):
+			items++
+		}
+	}
+	p.outcomes = make([]OutcomeDescription, 0, outcomes)
+	p.mapOutcomes = make([]OutcomeMapping, 0, mapOutcomes)
+	p.mappings = make([]Mapping, 0, mappings)
+	p.specifiers = make([]SpecifierDescription, 0, specifiers)
+	p.groups = make([]string, 0, 3*items)
+	p.products = make([]int, 0, 2*mappings)
+	return items
 }
 
 // begin moves to the root element, which must be p.root, and reads its attributes.

@@ -251,3 +251,22 @@ func TestParseMatchesEncodingXML(t *testing.T) {
 		checkDescriptions(t, []byte(alt))
 	}
 }
+
+// A large document's arrays are sized from a count of its tags, which prefixed names
+// escape and comments inflate: the result is the same either way.
+func TestParseDescriptionsSizingGuesses(t *testing.T) {
+	doc := string(buildMarketsDoc(200))
+	prefixed := strings.NewReplacer("<outcome ", "<x:outcome ", "<mapping ", "<x:mapping ", "</mapping>", "</x:mapping>").Replace(doc)
+	prefixed = strings.Replace(prefixed, "<market_descriptions ", `<market_descriptions xmlns:x="urn:x" `, 1)
+	commented := strings.Replace(doc, "<market ", "<!-- <outcome <outcome <mapping <market --><market ", -1)
+	want, err := ParseDescriptions([]byte(doc))
+	require.NoError(t, err)
+	for _, variant := range []string{prefixed, commented} {
+		got, err := ParseDescriptions([]byte(variant))
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		_, err = referenceDescriptions([]byte(variant))
+		require.NoError(t, err)
+		checkDescriptions(t, []byte(variant))
+	}
+}
