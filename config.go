@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -78,6 +79,10 @@ type Config struct {
 	// serially, each session one listener call at a time in arrival order. Producer ups
 	// are held back until the recovery's messages are processed either way.
 	Concurrent *concurrent.Config
+	// Names tunes the market and outcome names that SDK.Names gives (cache sizes,
+	// refresh and retry intervals); its zero value is the defaults. Its Clock defaults
+	// to Recovery.Clock.
+	Names markets.Config
 	// QueueSize bounds each session's serial queue, when Concurrent is nil; 0 means
 	// feed.DefaultQueueSize.
 	QueueSize int

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -35,6 +36,7 @@ type SDK struct {
 	serial    []*concurrent.SerialListener   // nil entries with the concurrent listener
 	logger    *slog.Logger
 	api       *feed.RecoveryClient // the feed's API; nil without Config.RecoveryAPI
+	names     *markets.Names       // nil without the API
 
 	mu     sync.Mutex
 	state  int  // 0 new, 1 open, 2 closed
@@ -90,6 +92,10 @@ func New(cfg Config) (*SDK, error) {
 			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
 		}
 		requester, s.api = client, client
+	}
+	if err := s.newNames(); err != nil {
+		_ = s.global.Close(context.Background())
+		return nil, err
 	}
 	s.manager, err = recovery.NewManager(requester, s.global, cfg.Node, len(cfg.Sessions), rc)
 	if err != nil {
