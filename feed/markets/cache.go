@@ -44,6 +44,9 @@ type cache[K comparable, V any] struct {
 	max    int
 	ttl    time.Duration
 	errTTL time.Duration
+	// fetch asks the API for a key's value. It is the cache's, not each read's, so that
+	// a read that hits makes no closure.
+	fetch func(context.Context, K) (V, error)
 
 	mu      sync.Mutex
 	entries map[K]*list.Element // of *entry[K, V]
@@ -64,45 +67,52 @@ type entry[K comparable, V any] struct {
 	forcedAt time.Time // when a refetch was last forced (see refetch)
 }
 
-func newCache[K comparable, V any](c clock.Clock, max int, ttl, errTTL time.Duration) *cache[K, V] {
-	return &cache[K, V]{clock: c, max: max, ttl: ttl, errTTL: errTTL, entries: make(map[K]*list.Element)}
+func newCache[K comparable, V any](c clock.Clock, max int, ttl, errTTL time.Duration, fetch func(context.Context, K) (V, error)) *cache[K, V] {
+	return &cache[K, V]{clock: c, max: max, ttl: ttl, errTTL: errTTL, fetch: fetch, entries: make(map[K]*list.Element)}
 }
 
-// get returns the value of key, fetching it with fetch when the cache has nothing fresh.
-func (c *cache[K, V]) get(ctx context.Context, key K, fetch func(context.Context) (V, error)) (V, error) {
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		e := el.Value.(*entry[K, V])
-		now := c.clock.Now()
-		c.lru.MoveToFront(el)
-		switch {
-		case e.err != nil && now.Sub(e.failedAt) < c.errTTL:
-			// A recent failure: answer with the old value if there is one, else the failure.
-			c.mu.Unlock()
-			c.hits.Add(1)
-			if e.ok {
-				return e.val, nil
-			}
-			return e.val, e.err
-		case e.ok && now.Sub(e.at) < c.ttl:
-			c.mu.Unlock()
-			c.hits.Add(1)
-			return e.val, nil
-		}
+// get returns the value of key, fetching it when the cache has nothing fresh.
+func (c *cache[K, V]) get(ctx context.Context, key K) (V, error) {
+	if r, ok := c.cached(key); ok {
+		c.hits.Add(1)
+		return r.val, r.err
 	}
-	c.mu.Unlock()
 	c.misses.Add(1)
-	r := c.load(ctx, key, fetch)
+	r := c.load(ctx, key, false)
 	if r.held {
 		return r.val, nil // a failed refresh: the old value goes on being used
 	}
 	return r.val, r.err
 }
 
+// cached returns what the cache may answer for key without asking the API: a fresh
+// value, or a recent failure (with the old value, if there is one, in its place).
+func (c *cache[K, V]) cached(key K) (result[V], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return result[V]{}, false
+	}
+	e := el.Value.(*entry[K, V])
+	now := c.clock.Now()
+	c.lru.MoveToFront(el)
+	switch {
+	case e.err != nil && now.Sub(e.failedAt) < c.errTTL:
+		if e.ok {
+			return result[V]{val: e.val}, true
+		}
+		return result[V]{err: e.err}, true
+	case e.ok && now.Sub(e.at) < c.ttl:
+		return result[V]{val: e.val}, true
+	}
+	return result[V]{}, false
+}
+
 // refetch fetches key again, whatever the cache holds, unless a refetch of key was forced
 // less than minGap ago; it reports whether it fetched, and the fetch's error. It is how a
 // name that the cached description lacks asks the API once, and not once per message.
-func (c *cache[K, V]) refetch(ctx context.Context, key K, minGap time.Duration, fetch func(context.Context) (V, error)) (V, bool, error) {
+func (c *cache[K, V]) refetch(ctx context.Context, key K, minGap time.Duration) (V, bool, error) {
 	c.mu.Lock()
 	now := c.clock.Now()
 	if el, ok := c.entries[key]; ok {
@@ -115,7 +125,7 @@ func (c *cache[K, V]) refetch(ctx context.Context, key K, minGap time.Duration, 
 	}
 	c.mu.Unlock()
 	c.misses.Add(1)
-	r := c.load(ctx, key, fetch)
+	r := c.load(ctx, key, true)
 	return r.val, true, r.err
 }
 
@@ -128,13 +138,19 @@ type result[V any] struct {
 }
 
 // load fetches key, once for all concurrent callers (the key's text form names the
-// request; only a miss pays for making it), and stores the result. The fetch
+// request; only a miss pays for making it), and stores the result. Unless force, a value
+// that became fresh since the caller missed is taken as it is. The fetch
 // runs on a context that the first caller's cancellation does not end (the others still
 // want the answer); each caller stops waiting when its own context ends.
-func (c *cache[K, V]) load(ctx context.Context, key K, fetch func(context.Context) (V, error)) result[V] {
+func (c *cache[K, V]) load(ctx context.Context, key K, force bool) result[V] {
 	ch := c.group.DoChan(fmt.Sprint(key), func() (any, error) {
+		// A reader that missed just as another's request stored its answer finds it
+		// here, instead of asking again.
+		if r, ok := c.cached(key); ok && !force {
+			return r, nil
+		}
 		c.fetches.Add(1)
-		v, err := fetch(context.WithoutCancel(ctx))
+		v, err := c.fetch(context.WithoutCancel(ctx), key)
 		if err != nil {
 			c.errors.Add(1)
 		}

@@ -24,14 +24,12 @@ type counter struct {
 	fail  atomic.Pointer[error]
 }
 
-func (c *counter) fetch(key string) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
-		n := c.calls.Add(1)
-		if err := c.fail.Load(); err != nil {
-			return "", *err
-		}
-		return fmt.Sprintf("%s#%d", key, n), nil
+func (c *counter) fetch(_ context.Context, key string) (string, error) {
+	n := c.calls.Add(1)
+	if err := c.fail.Load(); err != nil {
+		return "", *err
 	}
+	return fmt.Sprintf("%s#%d", key, n), nil
 }
 
 func (c *counter) failWith(err error) { c.fail.Store(&err) }
@@ -40,22 +38,22 @@ func (c *counter) succeed()           { c.fail.Store(nil) }
 // Many readers of one key that is not cached wait for one request, and all get its
 // answer; reads after it are hits.
 func TestCacheConcurrentReadsShareOneFetch(t *testing.T) {
-	c := newCache[string, string](clocktest.NewFake(t0), 10, time.Hour, time.Minute)
 	release, started := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int64
-	fetch := func(context.Context) (string, error) {
+	fetch := func(context.Context, string) (string, error) {
 		if calls.Add(1) == 1 {
 			close(started)
 		}
 		<-release
 		return "en markets", nil
 	}
+	c := newCache(clocktest.NewFake(t0), 10, time.Hour, time.Minute, fetch)
 	const readers = 50
 	var wg sync.WaitGroup
 	got := make([]string, readers)
 	errs := make([]error, readers)
 	for i := range readers {
-		wg.Go(func() { got[i], errs[i] = c.get(context.Background(), "en", fetch) })
+		wg.Go(func() { got[i], errs[i] = c.get(context.Background(), "en") })
 	}
 	<-started // the request is held while the other readers arrive
 	close(release)
@@ -74,17 +72,17 @@ func TestCacheConcurrentReadsShareOneFetch(t *testing.T) {
 // A value is used for ttl and fetched again on the first read after it.
 func TestCacheRefreshesAfterTTL(t *testing.T) {
 	clk := clocktest.NewFake(t0)
-	c := newCache[string, string](clk, 10, time.Hour, time.Minute)
 	var f counter
+	c := newCache(clk, 10, time.Hour, time.Minute, f.fetch)
 	ctx := context.Background()
-	v, err := c.get(ctx, "en", f.fetch("en"))
+	v, err := c.get(ctx, "en")
 	require.NoError(t, err)
 	assert.Equal(t, "en#1", v)
 	clk.Advance(time.Hour - time.Nanosecond)
-	v, _ = c.get(ctx, "en", f.fetch("en"))
+	v, _ = c.get(ctx, "en")
 	assert.Equal(t, "en#1", v, "still fresh 1 ns before the ttl")
 	clk.Advance(time.Nanosecond)
-	v, _ = c.get(ctx, "en", f.fetch("en"))
+	v, _ = c.get(ctx, "en")
 	assert.Equal(t, "en#2", v, "read again at the ttl")
 	assert.Equal(t, CacheStats{Hits: 1, Misses: 2, Fetches: 2, Entries: 1}, c.stats())
 }
@@ -93,33 +91,33 @@ func TestCacheRefreshesAfterTTL(t *testing.T) {
 // old value in use, and is tried again after errTTL.
 func TestCacheFailures(t *testing.T) {
 	clk := clocktest.NewFake(t0)
-	c := newCache[string, string](clk, 10, time.Hour, time.Minute)
 	var f counter
+	c := newCache(clk, 10, time.Hour, time.Minute, f.fetch)
 	ctx := context.Background()
 	boom := errors.New("503")
 	f.failWith(boom)
 	for range 5 {
-		_, err := c.get(ctx, "en", f.fetch("en"))
+		_, err := c.get(ctx, "en")
 		require.ErrorIs(t, err, boom)
 	}
 	assert.Equal(t, int64(1), f.calls.Load(), "one request for five reads within ErrorTTL")
 	clk.Advance(time.Minute)
 	f.succeed()
-	v, err := c.get(ctx, "en", f.fetch("en"))
+	v, err := c.get(ctx, "en")
 	require.NoError(t, err)
 	assert.Equal(t, "en#2", v, "asked again after ErrorTTL")
 
 	clk.Advance(time.Hour) // due for refresh
 	f.failWith(boom)
-	v, err = c.get(ctx, "en", f.fetch("en"))
+	v, err = c.get(ctx, "en")
 	require.NoError(t, err, "a failed refresh serves the old value")
 	assert.Equal(t, "en#2", v)
-	v, _ = c.get(ctx, "en", f.fetch("en"))
+	v, _ = c.get(ctx, "en")
 	assert.Equal(t, "en#2", v)
 	assert.Equal(t, int64(3), f.calls.Load(), "no second request within ErrorTTL of the failed refresh")
 	clk.Advance(time.Minute)
 	f.succeed()
-	v, _ = c.get(ctx, "en", f.fetch("en"))
+	v, _ = c.get(ctx, "en")
 	assert.Equal(t, "en#4", v, "the refresh is tried again after ErrorTTL")
 	st := c.stats()
 	assert.Equal(t, int64(4), st.Fetches)
@@ -128,15 +126,15 @@ func TestCacheFailures(t *testing.T) {
 
 // The cache holds at most max entries and drops the one read least recently.
 func TestCacheIsBounded(t *testing.T) {
-	c := newCache[string, string](clocktest.NewFake(t0), 3, time.Hour, time.Minute)
 	var f counter
+	c := newCache(clocktest.NewFake(t0), 3, time.Hour, time.Minute, f.fetch)
 	ctx := context.Background()
 	for _, k := range []string{"a", "b", "c"} {
-		_, err := c.get(ctx, k, f.fetch(k))
+		_, err := c.get(ctx, k)
 		require.NoError(t, err)
 	}
-	_, _ = c.get(ctx, "a", f.fetch("a")) // a is now the most recent; b the least
-	_, _ = c.get(ctx, "d", f.fetch("d"))
+	_, _ = c.get(ctx, "a") // a is now the most recent; b the least
+	_, _ = c.get(ctx, "d")
 	_, held := c.peek("b")
 	assert.False(t, held, "b, read least recently, was dropped")
 	for _, k := range []string{"a", "c", "d"} {
@@ -145,7 +143,7 @@ func TestCacheIsBounded(t *testing.T) {
 	}
 	for i := range 100 {
 		k := fmt.Sprintf("k%d", i)
-		_, _ = c.get(ctx, k, f.fetch(k))
+		_, _ = c.get(ctx, k)
 	}
 	st := c.stats()
 	assert.Equal(t, 3, st.Entries)
@@ -155,21 +153,21 @@ func TestCacheIsBounded(t *testing.T) {
 // A refetch forced by a missing name asks the API at most once per interval.
 func TestCacheRefetchIsRateLimited(t *testing.T) {
 	clk := clocktest.NewFake(t0)
-	c := newCache[string, string](clk, 10, time.Hour, time.Minute)
 	var f counter
+	c := newCache(clk, 10, time.Hour, time.Minute, f.fetch)
 	ctx := context.Background()
-	_, _ = c.get(ctx, "en", f.fetch("en"))
-	v, fetched, err := c.refetch(ctx, "en", time.Minute, f.fetch("en"))
+	_, _ = c.get(ctx, "en")
+	v, fetched, err := c.refetch(ctx, "en", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, fetched)
 	assert.Equal(t, "en#2", v)
 	for range 10 {
-		v, fetched, _ = c.refetch(ctx, "en", time.Minute, f.fetch("en"))
+		v, fetched, _ = c.refetch(ctx, "en", time.Minute)
 		assert.False(t, fetched)
 		assert.Equal(t, "en#2", v)
 	}
 	clk.Advance(time.Minute)
-	_, fetched, _ = c.refetch(ctx, "en", time.Minute, f.fetch("en"))
+	_, fetched, _ = c.refetch(ctx, "en", time.Minute)
 	assert.True(t, fetched)
 	assert.Equal(t, int64(3), f.calls.Load())
 }
@@ -177,29 +175,28 @@ func TestCacheRefetchIsRateLimited(t *testing.T) {
 // A reader whose context ends stops waiting; the request goes on and its answer is kept
 // for the next reader.
 func TestCacheReaderCancelled(t *testing.T) {
-	c := newCache[string, string](clocktest.NewFake(t0), 10, time.Hour, time.Minute)
 	release := make(chan struct{})
 	started := make(chan struct{})
 	var calls atomic.Int64
-	fetch := func(ctx context.Context) (string, error) {
-		calls.Add(1)
-		close(started)
+	fetch := func(ctx context.Context, _ string) (string, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+		}
 		<-release
 		return "en markets", ctx.Err()
 	}
+	c := newCache(clocktest.NewFake(t0), 10, time.Hour, time.Minute, fetch)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, err := c.get(ctx, "en", fetch)
+		_, err := c.get(ctx, "en")
 		done <- err
 	}()
 	<-started
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	close(release)
-	v, err := c.get(context.Background(), "en", func(context.Context) (string, error) {
-		return "", errors.New("not fetched again")
-	})
+	v, err := c.get(context.Background(), "en")
 	// The read finds the answer stored, or joins the request still storing it.
 	require.NoError(t, err, "the request of the cancelled reader was lost")
 	assert.Equal(t, "en markets", v)

@@ -71,15 +71,16 @@ func New(api API, cfg Config) (*Names, error) {
 		return nil, err
 	}
 	c := cfg.Clock
-	return &Names{
-		api:            api,
-		cfg:            cfg,
-		markets:        newCache[string, *marketSet](c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL),
-		variants:       newCache[string, *variantSet](c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL),
-		singleVariants: newCache[variantKey, *market](c, cfg.CacheSize, cfg.RefreshInterval, cfg.ErrorTTL),
-		summaries:      newCache[urnKey, EventSummary](c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL),
-		profiles:       newCache[urnKey, string](c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL),
-	}, nil
+	n := &Names{
+		api: api,
+		cfg: cfg,
+	}
+	n.markets = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchMarkets)
+	n.variants = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchVariants)
+	n.singleVariants = newCache(c, cfg.CacheSize, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchSingleVariant)
+	n.summaries = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchSummary)
+	n.profiles = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchProfileName)
+	return n, nil
 }
 
 // Stats counts what the caches did.
@@ -112,10 +113,10 @@ func (n *Names) Refresh(ctx context.Context, lang string) error {
 	if err := checkLang(lang); err != nil {
 		return err
 	}
-	if _, _, err := n.markets.refetch(ctx, lang, 0, n.fetchMarkets(lang)); err != nil {
+	if _, _, err := n.markets.refetch(ctx, lang, 0); err != nil {
 		return err
 	}
-	_, _, err := n.variants.refetch(ctx, lang, 0, n.fetchVariants(lang))
+	_, _, err := n.variants.refetch(ctx, lang, 0)
 	return err
 }
 
@@ -133,85 +134,85 @@ func checkLang(lang string) error {
 	return nil
 }
 
-func (n *Names) fetchMarkets(lang string) func(context.Context) (*marketSet, error) {
-	return func(ctx context.Context) (*marketSet, error) {
-		body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/markets.xml?include_mappings=true", maxListSize)
-		if err != nil {
-			return nil, fmt.Errorf("markets: market descriptions (%s): %w", lang, err)
-		}
-		descs, err := ParseDescriptions(body)
-		if err != nil {
-			return nil, fmt.Errorf("markets: market descriptions (%s): %w", lang, err)
-		}
-		return newMarketSet(descs), nil
+func (n *Names) fetchMarkets(ctx context.Context, lang string) (*marketSet, error) {
+	body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/markets.xml?include_mappings=true", maxListSize)
+	if err != nil {
+		return nil, fmt.Errorf("markets: market descriptions (%s): %w", lang, err)
 	}
+	descs, err := ParseDescriptions(body)
+	if err != nil {
+		return nil, fmt.Errorf("markets: market descriptions (%s): %w", lang, err)
+	}
+	return newMarketSet(descs), nil
 }
 
-func (n *Names) fetchVariants(lang string) func(context.Context) (*variantSet, error) {
-	return func(ctx context.Context) (*variantSet, error) {
-		body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/variants.xml?include_mappings=true", maxListSize)
-		if err != nil {
-			return nil, fmt.Errorf("markets: variant descriptions (%s): %w", lang, err)
-		}
-		vs, err := ParseVariants(body)
-		if err != nil {
-			return nil, fmt.Errorf("markets: variant descriptions (%s): %w", lang, err)
-		}
-		return newVariantSet(vs), nil
+func (n *Names) fetchVariants(ctx context.Context, lang string) (*variantSet, error) {
+	body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/variants.xml?include_mappings=true", maxListSize)
+	if err != nil {
+		return nil, fmt.Errorf("markets: variant descriptions (%s): %w", lang, err)
 	}
+	vs, err := ParseVariants(body)
+	if err != nil {
+		return nil, fmt.Errorf("markets: variant descriptions (%s): %w", lang, err)
+	}
+	return newVariantSet(vs), nil
 }
 
-func (n *Names) fetchSingleVariant(lang string, id int, variant string) func(context.Context) (*market, error) {
-	return func(ctx context.Context) (*market, error) {
-		what := fmt.Sprintf("market %d variant %s (%s)", id, variant, lang)
-		body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/markets/"+strconv.Itoa(id)+"/variants/"+
-			url.PathEscape(variant)+"?include_mappings=true", maxListSize)
-		if err != nil {
-			return nil, fmt.Errorf("markets: %s: %w", what, err)
-		}
-		descs, err := ParseDescriptions(body)
-		if err != nil {
-			return nil, fmt.Errorf("markets: %s: %w", what, err)
-		}
-		for _, d := range descs {
-			if d.ID == id {
-				return compileMarket(d), nil
-			}
-		}
-		return nil, fmt.Errorf("%w: %s: the API's answer describes no market %d", ErrUnknownMarket, what, id)
+func (n *Names) fetchSingleVariant(ctx context.Context, k variantKey) (*market, error) {
+	lang, id, variant := k.lang, k.market, k.variant
+	what := fmt.Sprintf("market %d variant %s (%s)", id, variant, lang)
+	body, err := n.api.Get(ctx, "v1/descriptions/"+lang+"/markets/"+strconv.Itoa(id)+"/variants/"+
+		url.PathEscape(variant)+"?include_mappings=true", maxListSize)
+	if err != nil {
+		return nil, fmt.Errorf("markets: %s: %w", what, err)
 	}
+	descs, err := ParseDescriptions(body)
+	if err != nil {
+		return nil, fmt.Errorf("markets: %s: %w", what, err)
+	}
+	for _, d := range descs {
+		if d.ID == id {
+			return compileMarket(d), nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s: the API's answer describes no market %d", ErrUnknownMarket, what, id)
 }
 
 func (n *Names) summary(ctx context.Context, lang string, event feed.URN) (EventSummary, error) {
-	return n.summaries.get(ctx, urnKey{lang, event}, func(ctx context.Context) (EventSummary, error) {
-		body, err := n.api.Get(ctx, "v1/sports/"+lang+"/sport_events/"+event.String()+"/summary.xml", maxSummarySize)
-		if err != nil {
-			return EventSummary{}, fmt.Errorf("markets: summary of %s (%s): %w", event, lang, err)
-		}
-		s, err := ParseEventSummary(body)
-		if err == nil && s.Event != event {
-			err = fmt.Errorf("markets: summary of %s (%s): it describes %s", event, lang, s.Event)
-		}
-		return s, err
-	})
+	return n.summaries.get(ctx, urnKey{lang, event})
+}
+
+func (n *Names) fetchSummary(ctx context.Context, k urnKey) (EventSummary, error) {
+	lang, event := k.lang, k.urn
+	body, err := n.api.Get(ctx, "v1/sports/"+lang+"/sport_events/"+event.String()+"/summary.xml", maxSummarySize)
+	if err != nil {
+		return EventSummary{}, fmt.Errorf("markets: summary of %s (%s): %w", event, lang, err)
+	}
+	s, err := ParseEventSummary(body)
+	if err == nil && s.Event != event {
+		err = fmt.Errorf("markets: summary of %s (%s): it describes %s", event, lang, s.Event)
+	}
+	return s, err
 }
 
 // profileName returns the name of a player or competitor.
 func (n *Names) profileName(ctx context.Context, lang string, u feed.URN) (string, error) {
-	var kind string
 	switch u.Type {
-	case "player":
-		kind = "players"
-	case "competitor", "simple_team":
-		kind = "competitors"
-	default:
-		return "", fmt.Errorf("markets: %s is neither a player nor a competitor", u)
+	case "player", "competitor", "simple_team":
+		return n.profiles.get(ctx, urnKey{lang, u})
 	}
-	return n.profiles.get(ctx, urnKey{lang, u}, func(ctx context.Context) (string, error) {
-		body, err := n.api.Get(ctx, "v1/sports/"+lang+"/"+kind+"/"+u.String()+"/profile.xml", maxSummarySize)
-		if err != nil {
-			return "", fmt.Errorf("markets: profile of %s (%s): %w", u, lang, err)
-		}
-		return ParseProfileName(body, u)
-	})
+	return "", fmt.Errorf("markets: %s is neither a player nor a competitor", u)
+}
+
+func (n *Names) fetchProfileName(ctx context.Context, k urnKey) (string, error) {
+	lang, u := k.lang, k.urn
+	kind := "players"
+	if u.Type != "player" {
+		kind = "competitors"
+	}
+	body, err := n.api.Get(ctx, "v1/sports/"+lang+"/"+kind+"/"+u.String()+"/profile.xml", maxSummarySize)
+	if err != nil {
+		return "", fmt.Errorf("markets: profile of %s (%s): %w", u, lang, err)
+	}
+	return ParseProfileName(body, u)
 }

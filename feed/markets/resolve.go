@@ -129,13 +129,13 @@ func (n *Names) find(ctx context.Context, lang string, id int, specs feed.Specif
 	if hasVariant && strings.HasPrefix(variant, "pre:") {
 		return n.findSingleVariant(ctx, l, variant)
 	}
-	set, err := n.markets.get(ctx, lang, n.fetchMarkets(lang))
+	set, err := n.markets.get(ctx, lang)
 	if err != nil {
 		return lookup{}, err
 	}
 	l.m = set.byID[id]
 	if l.m == nil {
-		if set, fetched, err := n.markets.refetch(ctx, lang, n.cfg.RefetchInterval, n.fetchMarkets(lang)); fetched {
+		if set, fetched, err := n.markets.refetch(ctx, lang, n.cfg.RefetchInterval); fetched {
 			n.refetches.Add(1)
 			if err == nil {
 				l.m = set.byID[id]
@@ -149,7 +149,7 @@ func (n *Names) find(ctx context.Context, lang string, id int, specs feed.Specif
 	if !hasVariant {
 		return l, nil
 	}
-	vs, err := n.variants.get(ctx, lang, n.fetchVariants(lang))
+	vs, err := n.variants.get(ctx, lang)
 	if err != nil {
 		return lookup{}, err
 	}
@@ -162,7 +162,7 @@ func (n *Names) find(ctx context.Context, lang string, id int, specs feed.Specif
 }
 
 func (n *Names) findSingleVariant(ctx context.Context, l lookup, variant string) (lookup, error) {
-	m, err := n.singleVariants.get(ctx, variantKey{l.lang, l.id, variant}, n.fetchSingleVariant(l.lang, l.id, variant))
+	m, err := n.singleVariants.get(ctx, variantKey{l.lang, l.id, variant})
 	if err != nil {
 		return lookup{}, err
 	}
@@ -179,7 +179,7 @@ func (n *Names) refetch(ctx context.Context, l *lookup) bool {
 	switch l.source {
 	case fromMarkets:
 		var set *marketSet
-		set, fetched, err = n.markets.refetch(ctx, l.lang, n.cfg.RefetchInterval, n.fetchMarkets(l.lang))
+		set, fetched, err = n.markets.refetch(ctx, l.lang, n.cfg.RefetchInterval)
 		if fetched && err == nil {
 			if m := set.byID[l.id]; m != nil {
 				l.m, l.outcomes = m, m.outcomes
@@ -187,7 +187,7 @@ func (n *Names) refetch(ctx context.Context, l *lookup) bool {
 		}
 	case fromVariants:
 		var vs *variantSet
-		vs, fetched, err = n.variants.refetch(ctx, l.lang, n.cfg.RefetchInterval, n.fetchVariants(l.lang))
+		vs, fetched, err = n.variants.refetch(ctx, l.lang, n.cfg.RefetchInterval)
 		if fetched && err == nil {
 			if v, ok := vs.byID[l.variant.ID]; ok {
 				l.outcomes, l.variant = v.outcomes, &v.desc
@@ -196,8 +196,7 @@ func (n *Names) refetch(ctx context.Context, l *lookup) bool {
 	case fromSingleVariant:
 		variant, _ := l.specs.Get("variant")
 		var m *market
-		m, fetched, err = n.singleVariants.refetch(ctx, variantKey{l.lang, l.id, variant}, n.cfg.RefetchInterval,
-			n.fetchSingleVariant(l.lang, l.id, variant))
+		m, fetched, err = n.singleVariants.refetch(ctx, variantKey{l.lang, l.id, variant}, n.cfg.RefetchInterval)
 		if fetched && err == nil {
 			l.m, l.outcomes = m, m.outcomes
 		}
