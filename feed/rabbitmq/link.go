@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -160,11 +159,9 @@ func (l *link) cause() error { return l.lostCause }
 // socket is closed regardless. It waits until the notify channels are drained, so no
 // goroutine of the link outlives it.
 func (l *link) close() {
-	// An error means the connection was closed already, or that the peer did not answer
-	// in time. The socket is closed regardless: amqp091-go's heartbeater may have pushed
-	// the read deadline past the one CloseDeadline set.
-	_ = l.conn.CloseDeadline(time.Now().Add(closeTimeout))
-	_ = l.sock.Close()
+	// Bounded by a timer that closes the socket, not by CloseDeadline's deadline alone:
+	// amqp091-go's heartbeater may push the read deadline past it.
+	_ = amqpconn.CloseGracefully(l.conn, l.sock, closeTimeout)
 	l.markLost(amqp.ErrClosed)
 	l.watching.Wait()
 }

@@ -202,8 +202,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 	} else {
 		err = p.err
 	}
-	_ = p.conn.CloseDeadline(time.Now().Add(closeTimeout))
-	_ = p.sock.Close()
+	_ = amqpconn.CloseGracefully(p.conn, p.sock, closeTimeout)
 	if p.err == nil {
 		p.err = errPublisherClosed
 	}

@@ -208,3 +208,17 @@ func WithCloseNotice(err error, closed <-chan *amqp.Error) error {
 	}
 	return err
 }
+
+// CloseGracefully closes conn with an AMQP close bounded by timeout, then closes its
+// socket; it returns the close's error (amqp.ErrClosed when the connection was closed
+// already). The bound is a timer that closes the socket, not a deadline on it: amqp091-go
+// moves the read deadline three heartbeats ahead each time a frame arrives, so a broker
+// whose heartbeats still come but which answers nothing else would hold a close bounded by
+// a deadline for as long as its heartbeats come.
+func CloseGracefully(conn *amqp.Connection, sock *Socket, timeout time.Duration) error {
+	cut := time.AfterFunc(timeout, func() { _ = sock.Close() })
+	defer cut.Stop()
+	err := conn.CloseDeadline(time.Now().Add(timeout))
+	_ = sock.Close()
+	return err
+}

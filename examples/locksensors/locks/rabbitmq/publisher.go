@@ -196,7 +196,7 @@ func (p *Publisher) Close() error {
 	if p.err == nil {
 		p.err = errPublisherClosed
 	}
-	err := p.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	err := amqpconn.CloseGracefully(p.conn, p.sock, closeTimeout)
 	p.sock.CloseAndWait(closeTimeout)
 	if errors.Is(err, amqp.ErrClosed) {
 		return nil // the broker closed it first; the calls that met that have said so
@@ -207,6 +207,6 @@ func (p *Publisher) Close() error {
 // shut closes the socket under the connection and waits for amqp091-go's reader to see
 // it.
 func (p *Publisher) shut() {
-	_ = p.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	_ = amqpconn.CloseGracefully(p.conn, p.sock, closeTimeout)
 	p.sock.CloseAndWait(closeTimeout)
 }

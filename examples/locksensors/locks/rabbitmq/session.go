@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -263,7 +262,7 @@ func (sess *session) close() {
 	sess.lose(errClosed)
 	// An error means the connection was closed already, or the broker did not answer
 	// in time; the socket is closed regardless.
-	_ = sess.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	_ = amqpconn.CloseGracefully(sess.conn, sess.sock, closeTimeout)
 	sess.sock.CloseAndWait(closeTimeout)
 	sess.watching.Wait()
 }
