@@ -10,6 +10,7 @@
 //	go run ./examples/oddsfeed -outage 0            # no outage
 //	go run ./examples/oddsfeed -state producers.json -restart 15m
 //	go run ./examples/oddsfeed -state "$FEEDKIT_PG_URL" -restart 15m
+//	go run ./examples/oddsfeed -names en            # markets and outcomes by name
 //
 // A third of the way in, once the producer is up, the feed has an outage (-outage long):
 // the producer's alives stop, so the SDK reports it down; on the embedded broker the
@@ -41,6 +42,11 @@
 // feedkit.CustomEnvironment with the simulator's API, from which Open reads the account
 // (whoami) and the producers to follow; the broker, embedded or -amqp, is given as
 // Config.Transport.
+//
+// With -names, the listener names the markets and outcomes of every bet settlement in
+// that language with the SDK's Names (package feed/markets), read from the simulator's
+// Sports API, prints the first few ("Total 2.5: over 2.5"), and counts the names in the
+// summary.
 //
 // The listener runs on package concurrent's workers (-threads, 10 by default): the
 // messages of different matches in parallel, each match's in order. The heartbeat limit
@@ -106,6 +112,7 @@ type options struct {
 	state    string
 	restart  time.Duration
 	stall    time.Duration
+	names    string
 }
 
 // The demo's timings: alives every 100 ms, a producer is down after 500 ms without one,
@@ -131,6 +138,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.outage, "outage", time.Second, "length of the feed outage a third of the way in (0: none)")
 	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, lost with the process")
 	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
+	fs.StringVar(&o.names, "names", "", "name the markets and outcomes of every bet settlement in this language (en, de), from the simulator's Sports API; empty: ids only")
 	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait for a message still on its way before counting what is missing as lost")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -154,6 +162,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-restart %v must not be negative", o.restart)
 	case o.stall <= 0:
 		return o, fmt.Errorf("-stall %v must be positive", o.stall)
+	case o.names != "" && !validLanguage(o.names):
+		return o, fmt.Errorf("-names %q: want a language code such as en or de", o.names)
 	}
 	if o.rate == 0 {
 		o.rate = feedtest.Unlimited
@@ -208,7 +218,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	env := feedkit.CustomEnvironment("", 0, false, api.URL)
 
 	start := time.Now()
-	tally := newTally(out, start, ledger)
+	tally := newTally(out, start, ledger, o.names)
 	var workers *concurrent.Config // serial delivery
 	if o.threads > 0 {
 		workers = &concurrent.Config{Threads: o.threads}
@@ -229,7 +239,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		Concurrent: workers,
 		OnError:    tally.onError,
 	}
-	proc := &process{cfg: cfg, timeline: tally.timeline}
+	proc := &process{cfg: cfg, timeline: tally.timeline, opened: func(sdk *feedkit.SDK) { tally.namer.names.Store(sdk.Names()) }}
 	if err := proc.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted before the feed began: nothing to tell
@@ -428,6 +438,14 @@ func summarize(out io.Writer, t *tally, st figures, l link, elapsed time.Duratio
 	line("matches", acc.matches)
 	line("unparsable", t.unparsableCount())
 	line("errors reported", t.errorCount())
+	if t.namer.lang != "" {
+		named, failed, first := t.namer.counts()
+		line("names taken ("+t.namer.lang+")", named)
+		line("names not found", failed)
+		if first != nil {
+			fmt.Fprintf(out, "  first name not found: %v\n", first)
+		}
+	}
 	if w := st.workers; w != nil {
 		line("messages per worker", fmt.Sprintf("%d–%d", minOf(w), maxOf(w)))
 	}
@@ -455,4 +473,17 @@ func maxOf(xs []uint64) uint64 {
 		m = max(m, x)
 	}
 	return m
+}
+
+// validLanguage accepts a language code such as en, de or zht.
+func validLanguage(s string) bool {
+	if len(s) < 2 || len(s) > 3 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }

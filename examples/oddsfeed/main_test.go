@@ -75,8 +75,25 @@ func count(t *testing.T, text, label string) int {
 	return n
 }
 
+// With -names the listener names every market and outcome it settles from the
+// simulator's Sports API: none is missing, and the first settlements are printed by name.
+// (How many matches a run settles depends on the machine's speed; what is asserted holds
+// for any number.)
+func TestRunNamesSettledMarkets(t *testing.T) {
+	var out bytes.Buffer
+	err := run(t.Context(), []string{"-names", "de", "-outage", "0", "-duration", "2s", "-progress", "500ms", "-matches", "10", "-rate", "2000"}, &out)
+	require.NoError(t, err, out.String())
+	text := out.String()
+	assert.Equal(t, 0, count(t, text, "names not found"), text)
+	if regexp.MustCompile(`(?m)^\s+bet_settlement\s+[1-9]`).MatchString(text) { // any settled
+		assert.Positive(t, count(t, text, "names taken (de)"))
+		assert.Regexp(t, `settled sr:match:\d+, named in de: won [^{}\n]+: [^{}\n]+\n`, text)
+	}
+	assertNothingLost(t, text)
+}
+
 func TestRunRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-duration", "0s"}, {"-matches", "0"}, {"-rate", "-1"}, {"-progress", "0s"}, {"-threads", "-1"}, {"-outage", "-1s"}, {"-outage", "100ms"}, {"-nope"}, {"-amqp", "http://x"}, {"-restart", "-1s"}, {"-stall", "0s"}, {"-state", "postgres://%zz"}} {
+	for _, args := range [][]string{{"-duration", "0s"}, {"-matches", "0"}, {"-rate", "-1"}, {"-progress", "0s"}, {"-threads", "-1"}, {"-outage", "-1s"}, {"-outage", "100ms"}, {"-nope"}, {"-amqp", "http://x"}, {"-restart", "-1s"}, {"-stall", "0s"}, {"-state", "postgres://%zz"}, {"-names", "e/n"}} {
 		var out bytes.Buffer
 		assert.Error(t, run(t.Context(), args, &out), "%v", args)
 	}

@@ -20,8 +20,9 @@ const restartPause = time.Second
 type process struct {
 	cfg      feedkit.Config
 	timeline *timeline
-	sdk      *feedkit.SDK // nil while stopped
-	stats    figures      // of the processes stopped so far, summed
+	sdk      *feedkit.SDK       // nil while stopped
+	stats    figures            // of the processes stopped so far, summed
+	opened   func(*feedkit.SDK) // called with each SDK once it is open
 }
 
 // start opens a new SDK and returns once its session's queue is bound: before, what
@@ -40,6 +41,9 @@ func (p *process) start(ctx context.Context) error {
 		return err
 	}
 	p.sdk = sdk
+	if p.opened != nil {
+		p.opened(sdk)
+	}
 	select {
 	case <-p.timeline.connected:
 		return nil

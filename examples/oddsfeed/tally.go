@@ -15,6 +15,7 @@ import (
 type tally struct {
 	timeline *timeline
 	ledger   *ledger
+	namer    *namer // names the settlements (-names)
 	mu       sync.Mutex
 	byType   map[feed.MessageType]int
 	n        int
@@ -23,9 +24,10 @@ type tally struct {
 	errors   int
 }
 
-func newTally(out io.Writer, start time.Time, l *ledger) *tally {
+func newTally(out io.Writer, start time.Time, l *ledger, lang string) *tally {
 	t := &tally{ledger: l, byType: map[feed.MessageType]int{}}
 	t.timeline = newTimeline(out, start, t)
+	t.namer = &namer{lang: lang, tl: t.timeline}
 	return t
 }
 
@@ -71,7 +73,8 @@ func (t *tally) typeCounts() []typeCount {
 
 func (t *tally) OnOddsChange(_ context.Context, m *feed.OddsChange) error { return t.add(m) }
 func (t *tally) OnBetStop(_ context.Context, m *feed.BetStop) error       { return t.add(m) }
-func (t *tally) OnBetSettlement(_ context.Context, m *feed.BetSettlement) error {
+func (t *tally) OnBetSettlement(ctx context.Context, m *feed.BetSettlement) error {
+	t.namer.settle(ctx, m)
 	return t.add(m)
 }
 func (t *tally) OnRollbackBetSettlement(_ context.Context, m *feed.RollbackBetSettlement) error {
