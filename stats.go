@@ -3,6 +3,7 @@ package feedkit
 import (
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -23,6 +24,9 @@ type Stats struct {
 	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
 	// error, messages and bytes received. nil for another transport (a feedtest.Broker).
 	Transport *rabbitmq.Stats `json:"transport,omitempty"`
+	// Names is what the market and outcome names' caches did (SDK.Names); nil without
+	// the API.
+	Names *markets.Stats `json:"names,omitempty"`
 }
 
 // DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
@@ -42,6 +46,10 @@ func (s *SDK) Stats() Stats {
 	if s.pool != nil {
 		ps := s.pool.Stats()
 		st.Pool = &ps
+	}
+	if s.names != nil {
+		ns := s.names.Stats()
+		st.Names = &ns
 	}
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())
