@@ -8,6 +8,11 @@
 //     OddsFeedListener and GlobalEventsListener interfaces, sessions by message interest,
 //     transports, and the recovery API client.
 //
+//   - [github.com/feedkit/feedkit/feed/markets]: market and outcome names from the
+//     Sports API ("Total 2.5", "over 2.5" for market 18, outcome 12, total=2.5), in the
+//     languages asked for, read when first needed and kept in bounded caches; the SDK
+//     gives its listeners one through SDK.Names.
+//
 //   - [github.com/feedkit/feedkit/feed/feedtest]: an embedded broker and a feed simulator,
 //     in the spirit of net/http/httptest, so that sessions run without RabbitMQ in tests,
 //     examples and development.
