@@ -101,6 +101,19 @@ func (f *Fake) Set(t time.Time) {
 	}
 }
 
+// Next returns when the earliest timer or tick waiting to fire falls due, and false when
+// none waits. Set(next) then fires exactly what falls due at that instant: a timer that
+// the code under test sets as it reacts (a retry after a jittered delay) falls due later,
+// so it waits for the next step, where an Advance past it would fire it too.
+func (f *Fake) Next() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.waiters) == 0 {
+		return time.Time{}, false
+	}
+	return f.waiters[0].deadline, true
+}
+
 // Pending returns the number of timers and tickers waiting to fire.
 func (f *Fake) Pending() int {
 	f.mu.Lock()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/clock"
 )
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -119,4 +121,33 @@ func TestFakeBlockUntilContextEndsWithItsContext(t *testing.T) {
 	timer := f.NewTimer(time.Second)
 	require.NoError(t, <-done, "a timer is pending")
 	timer.Stop()
+}
+
+// Next gives the earliest deadline of what waits, and Set to it fires that and nothing
+// set later, even a timer set while it fires.
+func TestFakeNextIsTheEarliestDeadline(t *testing.T) {
+	clk := NewFake(t0)
+	_, ok := clk.Next()
+	assert.False(t, ok, "nothing waits")
+	late := clk.NewTimer(3 * time.Second)
+	early := clk.NewTimer(time.Second)
+	next, ok := clk.Next()
+	require.True(t, ok)
+	assert.Equal(t, t0.Add(time.Second), next)
+
+	var chained clock.Timer
+	fired := make(chan struct{})
+	clk.AfterFunc(time.Second, func() { chained = clk.NewTimer(500 * time.Millisecond); close(fired) })
+	clk.Set(next)
+	<-fired
+	<-early.C()
+	select {
+	case <-chained.C():
+		t.Fatal("a timer set as the clock reached next fired with it")
+	case <-late.C():
+		t.Fatal("the later timer fired")
+	default:
+	}
+	next, _ = clk.Next()
+	assert.Equal(t, t0.Add(1500*time.Millisecond), next)
 }

@@ -46,8 +46,9 @@ func TestBrokerDownAtStart(t *testing.T) {
 	require.NoError(t, proxy.Refuse())
 	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	cfg.Clock = clk
-	// Every wait within (delay/2, delay]: advancing by delay fires exactly the one pending
-	// (the next is scheduled past it, whenever the transport gets to it).
+	// Every wait within (delay/2, delay]. The clock is moved to each retry's instant and
+	// no further: the next retry, set after a jittered wait while the clock passes this
+	// one, may fall due before a whole delay has passed.
 	const delay = time.Second
 	cfg.ReconnectDelay, cfg.MaxReconnectDelay = delay, delay
 	tr := b.transport(t, cfg)
@@ -58,8 +59,7 @@ func TestBrokerDownAtStart(t *testing.T) {
 
 	// Two more refused attempts, each after a backoff wait on the clock.
 	// Each attempt's error is the last one, stamped with the clock's time of the attempt:
-	// after the previous one, at the latest the clock's time now (Advance passes the
-	// timer's instant on its way to its end).
+	// after the previous one, at the latest the clock's time now.
 	var prevErrAt time.Time
 	for attempt := 1; attempt <= 2; attempt++ {
 		clk.BlockUntil(1)
@@ -68,7 +68,8 @@ func TestBrokerDownAtStart(t *testing.T) {
 		assert.Equal(t, uint64(attempt-1), st.ReconnectAttempts, "the first attempt is Subscribe's")
 		assert.True(t, st.LastErrorAt.After(prevErrAt) && !st.LastErrorAt.After(clk.Now()), "last error at %v", st.LastErrorAt)
 		prevErrAt = st.LastErrorAt
-		clk.Advance(delay)
+		retry, _ := clk.Next()
+		clk.Set(retry)
 	}
 	clk.BlockUntil(1)
 	st := tr.Stats()
