@@ -169,8 +169,8 @@ func ParseRoutingKey(key string) (RoutingKey, error) {
 		return bad(3, "unknown message type")
 	}
 	if seg[4] != "-" {
-		id, err := parsePositive(seg[4])
-		if err != nil || id > 1<<31-1 {
+		id, err := parseCanonicalID(seg[4])
+		if err != nil || id <= 0 || id > 1<<31-1 {
 			return bad(4, `want a positive integer or "-"`)
 		}
 		k.SportID = int(id)
@@ -183,12 +183,12 @@ func ParseRoutingKey(key string) (RoutingKey, error) {
 		return bad(6, "missing for URN prefix "+seg[5])
 	default:
 		prefix, typ, ok := strings.Cut(seg[5], ":")
-		if !ok || prefix == "" || typ == "" || strings.IndexByte(typ, ':') >= 0 {
-			return bad(5, `want prefix:type, such as "sr:match", or "-"`)
+		if !ok || !isURNPrefix(prefix) || !isURNType(typ) {
+			return bad(5, `want prefix:type of a URN, such as "sr:match", or "-"`)
 		}
-		id, err := parsePositive(seg[6])
+		id, err := parseCanonicalID(seg[6])
 		if err != nil {
-			return bad(6, `want a positive integer or "-"`)
+			return bad(6, "the event id "+err.Error()+` (want a nonzero integer without leading zeros, or "-")`)
 		}
 		k.Event = URN{Prefix: internURNPart(prefix), Type: internURNPart(typ), ID: id}
 	}
@@ -202,11 +202,19 @@ func ParseRoutingKey(key string) (RoutingKey, error) {
 	return k, nil
 }
 
-// parsePositive parses a decimal integer > 0 written without leading zeros, the only form
-// that formats back to the same text.
-func parsePositive(s string) (int64, error) {
-	if s == "" || s[0] == '0' {
-		return 0, errBadNumber
+// errNotCanonical refuses an id with leading zeros: a routing key formats back to the
+// same text, and only the shortest form does.
+var errNotCanonical = errors.New("has leading zeros")
+
+// parseCanonicalID parses a URN id as parseID does, in its canonical form only:
+// -?[1-9][0-9]*.
+func parseCanonicalID(s string) (int64, error) {
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, errNotCanonical
 	}
 	return parseID(s)
 }

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,6 +29,49 @@ var routingKeyTests = []struct {
 	{key: "hi.-.live.rollback_bet_cancel.1.sr:simple_tournament.77.-", want: RoutingKey{
 		Priority: PriorityHigh, Live: true, Type: MessageRollbackBetCancel, SportID: 1,
 		Event: URN{"sr", "simple_tournament", 77}}},
+
+	// Negative and 19-digit event ids; the first two are the .NET SDK's
+	// RegexRoutingKeyParserTests (OddsChangeKeyWithNegativeIdIsParsedCorrectly, CustomKey).
+	{key: "hi.-.live.odds_change.6.sr:match.-9536715", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 6, Event: URN{"sr", "match", -9536715}}},
+	{key: "hi.pre.-.odds_change.21.sr:match.-5555197.-", want: RoutingKey{
+		Priority: PriorityHigh, Prematch: true, Type: MessageOddsChange, SportID: 21, Event: URN{"sr", "match", -5555197}}},
+	{key: "lo.-.live.bet_settlement.5.sr:match.9583179", want: RoutingKey{
+		Priority: PriorityLow, Live: true, Type: MessageBetSettlement, SportID: 5, Event: URN{"sr", "match", 9583179}}},
+	{key: "hi.-.live.odds_change.6.sr:match.9536715", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 6, Event: URN{"sr", "match", 9536715}}},
+	{key: "-.-.-.snapshot_complete.-.-.-.-", want: RoutingKey{Type: MessageSnapshotComplete}},
+	{key: "hi.-.live.odds_change.1.sr:match.-1.-", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 1, Event: URN{"sr", "match", -1}}},
+	{key: "hi.-.live.odds_change.1.sr:match.9223372036854775807.-", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 1, Event: URN{"sr", "match", math.MaxInt64}}},
+	{key: "hi.-.live.odds_change.1.sr:match.-9223372036854775808.-", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 1, Event: URN{"sr", "match", math.MinInt64}}},
+	{key: "hi.-.live.odds_change.1.sr:match.1000000000000000000.-", want: RoutingKey{
+		Priority: PriorityHigh, Live: true, Type: MessageOddsChange, SportID: 1, Event: URN{"sr", "match", 1e18}}},
+	{key: "lo.pre.-.odds_change.1.sr:h2h_tournament.7.-", want: RoutingKey{
+		Priority: PriorityLow, Prematch: true, Type: MessageOddsChange, SportID: 1, Event: URN{"sr", "h2h_tournament", 7}}},
+
+	// The .NET SDK's refused keys: a misspelt type, a missing dot, a sport that is not a number.
+	{key: "hi.-.live.oddschange.6.sr:match.9536715", wantErr: `segment 4 (type) "oddschange": unknown message type`},
+	{key: "hi.-.live.odds_change.6sr:match.9536715", wantErr: `6 segments, want 7 or 8`},
+	{key: "hi.-.live.odds_change.6b.sr:match.9536715", wantErr: `segment 5 (sport) "6b"`},
+	// Ids out of int64, not canonical, zero; URN parts outside the SDKs' grammar.
+	{key: "hi.-.live.odds_change.1.sr:match.9223372036854775808.-", wantErr: `segment 7 (eventId) "9223372036854775808": the event id is out of range`},
+	{key: "hi.-.live.odds_change.1.sr:match.-9223372036854775809.-", wantErr: `segment 7 (eventId) "-9223372036854775809": the event id is out of range`},
+	{key: "hi.-.live.odds_change.1.sr:match.99999999999999999999999.-", wantErr: `the event id is out of range`},
+	{key: "hi.-.live.odds_change.1.sr:match.0.-", wantErr: `segment 7 (eventId) "0": the event id is zero`},
+	{key: "hi.-.live.odds_change.1.sr:match.-0.-", wantErr: `segment 7 (eventId) "-0": the event id is zero`},
+	{key: "hi.-.live.odds_change.1.sr:match.-01.-", wantErr: `segment 7 (eventId) "-01": the event id has leading zeros`},
+	{key: "hi.-.live.odds_change.1.sr:match.0012.-", wantErr: `segment 7 (eventId) "0012": the event id has leading zeros`},
+	{key: "hi.-.live.odds_change.1.sr:match.--1.-", wantErr: `segment 7 (eventId) "--1": the event id is not an integer`},
+	{key: "hi.-.live.odds_change.1.sr:match.+1.-", wantErr: `segment 7 (eventId) "+1": the event id is not an integer`},
+	{key: "hi.-.live.odds_change.-1.sr:match.1.-", wantErr: `segment 5 (sport) "-1"`},
+	{key: "hi.-.live.odds_change.1.sr:match1.1.-", wantErr: `segment 6 (urnPrefix) "sr:match1"`},
+	{key: "hi.-.live.odds_change.1.sr:ma-tch.1.-", wantErr: `segment 6 (urnPrefix) "sr:ma-tch"`},
+	{key: "hi.-.live.odds_change.1.s1:match.1.-", wantErr: `segment 6 (urnPrefix) "s1:match"`},
+	{key: "hi.-.live.odds_change.1.:match.1.-", wantErr: `segment 6 (urnPrefix) ":match"`},
+	{key: "hi.-.live.odds_change.1.sr:.1.-", wantErr: `segment 6 (urnPrefix) "sr:"`},
 
 	{key: "", wantErr: `1 segments, want 7 or 8`},
 	{key: "hi.-.live.odds_change.1.sr:match", wantErr: `6 segments, want 7 or 8`},
@@ -66,6 +110,12 @@ func TestParseRoutingKey(t *testing.T) {
 			again, err := ParseRoutingKey(got.String())
 			require.NoError(t, err)
 			assert.Equal(t, got, again)
+			if !got.Event.IsZero() {
+				// The event of a key is a URN that ParseURN reads back: one grammar for both.
+				u, err := ParseURN(got.Event.String())
+				require.NoError(t, err)
+				assert.Equal(t, got.Event, u)
+			}
 		})
 	}
 }
@@ -76,32 +126,6 @@ func TestRoutingKeyString(t *testing.T) {
 	assert.Equal(t, "-.-.-.snapshot_complete.-.-.-.-", RoutingKey{Type: MessageSnapshotComplete}.String())
 	k.Node = Node(-3)
 	assert.Equal(t, "hi.-.live.odds_change.1.sr:match.1234.-3", k.String())
-}
-
-func TestURN(t *testing.T) {
-	u, err := ParseURN("sr:match:1234")
-	require.NoError(t, err)
-	assert.Equal(t, URN{Prefix: "sr", Type: "match", ID: 1234}, u)
-	assert.Equal(t, "sr:match:1234", u.String())
-	assert.Equal(t, "wns:draw:7", MustParseURN("wns:draw:7").String())
-	assert.Equal(t, "", URN{}.String())
-	assert.True(t, URN{}.IsZero())
-
-	for _, bad := range []string{"", "sr", "sr:match", ":match:1", "sr::1", "sr:match:", "sr:match:x", "sr:match:-1", "sr:match:1:2"} {
-		_, err := ParseURN(bad)
-		assert.Error(t, err, bad)
-	}
-	assert.Panics(t, func() { MustParseURN("bad") })
-
-	var v URN
-	require.NoError(t, v.UnmarshalText([]byte("vf:match:9")))
-	assert.Equal(t, URN{"vf", "match", 9}, v)
-	text, err := v.MarshalText()
-	require.NoError(t, err)
-	assert.Equal(t, "vf:match:9", string(text))
-	require.NoError(t, v.UnmarshalText(nil))
-	assert.True(t, v.IsZero())
-	assert.Error(t, v.UnmarshalText([]byte("nope")))
 }
 
 func TestNodeID(t *testing.T) {

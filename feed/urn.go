@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,19 +18,30 @@ type URN struct {
 	ID     int64
 }
 
-// ParseURN parses "prefix:type:id". The id must be a non-negative integer.
+// ParseURN parses "prefix:type:id" in the grammar that Sportradar's SDKs enforce:
+//
+//	prefix  one or more ASCII letters                 sr, vf, wns, ccc
+//	type    one or more ASCII letters, '_' or '2'     match, simple_team, h2h_tournament
+//	id      an optional '-' and decimal digits        1234, -5555197
+//
+// The id is a nonzero int64: the feed gives negative ids to some events (test and
+// development fixtures), and neither SDK accepts 0. Leading zeros are accepted, as the
+// SDKs accept them, and String drops them. The error says which part is wrong.
 func ParseURN(s string) (URN, error) {
 	prefix, rest, ok := strings.Cut(s, ":")
-	if !ok || prefix == "" {
+	typ, id, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 {
 		return URN{}, fmt.Errorf("feed: URN %q: want prefix:type:id", s)
 	}
-	typ, id, ok := strings.Cut(rest, ":")
-	if !ok || typ == "" {
-		return URN{}, fmt.Errorf("feed: URN %q: want prefix:type:id", s)
+	if !isURNPrefix(prefix) {
+		return URN{}, fmt.Errorf("feed: URN %q: prefix %q: want ASCII letters", s, prefix)
+	}
+	if !isURNType(typ) {
+		return URN{}, fmt.Errorf("feed: URN %q: type %q: want ASCII letters, '_' or '2'", s, typ)
 	}
 	n, err := parseID(id)
 	if err != nil {
-		return URN{}, fmt.Errorf("feed: URN %q: id %q is not a non-negative integer", s, id)
+		return URN{}, fmt.Errorf("feed: URN %q: id %q %w", s, id, err)
 	}
 	return URN{Prefix: internURNPart(prefix), Type: internURNPart(typ), ID: n}, nil
 }
@@ -84,13 +96,68 @@ func (u *URN) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// parseID parses a non-negative decimal id of up to 18 digits (so it fits an int64)
-// without allocating.
-func parseID(s string) (int64, error) {
-	if v, ok := digits(s, 18); ok {
-		return v, nil
+// isURNPrefix reports whether s is a URN prefix: ASCII letters, as both SDKs require
+// ([a-zA-Z]+ in Urn.cs and URN.java).
+func isURNPrefix(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
 	}
-	return 0, errBadNumber
+	return s != ""
+}
+
+// isURNType reports whether s is a URN type: ASCII letters and '_' as both SDKs require,
+// and '2', which the Java SDK admits ([a-zA-Z_2]+) so that h2h_tournament, a type both
+// SDKs list, parses. Other digits are refused: the .NET SDK's tests refuse sr:match1:12333.
+func isURNType(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && c != '2' && (c|0x20 < 'a' || c|0x20 > 'z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Errors of parseID, worded to follow the id in a message: id "x" is not an integer.
+var (
+	errIDSyntax = errors.New("is not an integer")
+	errIDRange  = errors.New("is out of range: an id is a 64-bit integer, from -9223372036854775808 to 9223372036854775807")
+	errIDZero   = errors.New("is zero, which no event has")
+)
+
+// parseID parses an id, -?[0-9]+, nonzero and within int64, without allocating. Up to 18
+// digits cannot overflow, so they are summed directly; longer ids go to strconv, which
+// after the digit check can fail only on range.
+func parseID(s string) (int64, error) {
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if digits == "" {
+		return 0, errIDSyntax
+	}
+	var v int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, errIDSyntax
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if len(digits) > 18 {
+		var err error
+		if v, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, errIDRange
+		}
+	} else if len(s) > len(digits) {
+		v = -v
+	}
+	if v == 0 {
+		return 0, errIDZero
+	}
+	return v, nil
 }
 
 // internURNPart returns a constant for the URN parts the feed uses all the time, so that
