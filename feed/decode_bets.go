@@ -1,30 +1,39 @@
 package feed
 
 // betStop decodes <bet_stop product event_id timestamp [request_id] [groups] [market_status]/>.
+// A bet stop without groups is read, and flagged MissingGroups.
 func (d *decoder) betStop(body []byte, m *BetStop) {
 	m.MarketStatus = MarketSuspended
-	d.leaf(d.root(body, MessageBetStop, &m.Header, func() {
+	groups := false
+	open := d.root(body, MessageBetStop, &m.Header, func() {
 		switch d.an {
 		case "groups":
-			m.Groups = d.av
+			m.Groups, groups = d.av, true
 		case "market_status":
 			m.MarketStatus = d.marketStatus()
 		}
-	}))
+	})
+	m.SchemaViolations |= lacking(groups, MissingGroups)
+	d.leaf(open)
 }
 
 // betSettlement decodes
 //
-//	<bet_settlement product event_id timestamp [request_id] [certainty]>
+//	<bet_settlement product event_id timestamp [request_id] certainty>
 //	  <outcomes>
 //	    <market id [specifiers] [extended_specifiers] [name] [void_reason] [result]>
 //	      <outcome id result [void_factor] [dead_heat_factor]/>
+//
+// A settlement without certainty is read, and flagged MissingCertainty.
 func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
-	if !d.root(body, MessageBetSettlement, &m.Header, func() {
+	certainty := false
+	open := d.root(body, MessageBetSettlement, &m.Header, func() {
 		if d.an == "certainty" {
-			m.Certainty = d.int()
+			m.Certainty, certainty = d.int(), true
 		}
-	}) {
+	})
+	m.SchemaViolations |= lacking(certainty, MissingCertainty)
+	if !open {
 		return
 	}
 	var outcomes []SettledOutcome
@@ -166,18 +175,22 @@ func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]M
 }
 
 // fixtureChange decodes <fixture_change product event_id timestamp [request_id]
-// [change_type] [start_time] [next_live_time]/>.
+// [change_type] start_time [next_live_time]/>. One without start_time is read, and flagged
+// MissingStartTime.
 func (d *decoder) fixtureChange(body []byte, m *FixtureChange) {
-	d.leaf(d.root(body, MessageFixtureChange, &m.Header, func() {
+	start := false
+	open := d.root(body, MessageFixtureChange, &m.Header, func() {
 		switch d.an {
 		case "change_type":
 			m.ChangeType = d.int()
 		case "start_time":
-			m.StartTime = d.millis()
+			m.StartTime, start = d.millis(), true
 		case "next_live_time":
 			m.NextLiveTime = d.millis()
 		}
-	}))
+	})
+	m.SchemaViolations |= lacking(start, MissingStartTime)
+	d.leaf(open)
 }
 
 // alive decodes <alive product timestamp subscribed/>.

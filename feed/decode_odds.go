@@ -27,7 +27,7 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 			if m.EventStatus == nil {
 				m.EventStatus = new(SportEventStatus)
 			}
-			d.sportEventStatus(m.EventStatus)
+			d.sportEventStatus(m.EventStatus, &m.SchemaViolations)
 		case "odds_generation_properties":
 			if m.OddsGeneration == nil {
 				m.OddsGeneration = new(OddsGeneration)
@@ -171,13 +171,20 @@ func (d *decoder) shareAdditional(outcomes []OddsOutcome) {
 	}
 }
 
-func (d *decoder) sportEventStatus(st *SportEventStatus) {
+// sportEventStatus reads a sport_event_status into st. The required attributes it lacks
+// (status, match_status, and those of period scores, results and statistics counts) are
+// added to lacks.
+func (d *decoder) sportEventStatus(st *SportEventStatus, lacks *SchemaViolation) {
+	const sawStatus, sawMatchStatus = 1, 2
+	var seen uint8
 	for d.attr() {
 		switch d.an {
 		case "status":
 			st.Status = d.int()
+			seen |= sawStatus
 		case "match_status":
 			st.MatchStatus = d.int()
+			seen |= sawMatchStatus
 		case "home_score":
 			st.HomeScore = d.float()
 			st.Fields |= StatusHomeScore
@@ -200,6 +207,7 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 			}
 		}
 	}
+	*lacks |= lacking(seen&sawStatus != 0, MissingStatus) | lacking(seen&sawMatchStatus != 0, MissingMatchStatus)
 	if !d.open() {
 		return
 	}
@@ -216,20 +224,7 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 					d.skip()
 					continue
 				}
-				var ps PeriodScore
-				for d.attr() {
-					switch d.an {
-					case "number":
-						ps.Number = d.int()
-					case "match_status_code":
-						ps.MatchStatusCode = d.int()
-					case "home_score":
-						ps.HomeScore = d.float()
-					case "away_score":
-						ps.AwayScore = d.float()
-					}
-				}
-				st.PeriodScores = append(st.PeriodScores, ps)
+				st.PeriodScores = append(st.PeriodScores, d.periodScore(lacks))
 				d.skip()
 			}
 		case "results":
@@ -238,7 +233,7 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 			}
 			for d.child() {
 				if d.elem == "result" {
-					st.Results = append(st.Results, d.eventResult())
+					st.Results = append(st.Results, d.eventResult(lacks))
 				}
 				d.skip()
 			}
@@ -249,17 +244,13 @@ func (d *decoder) sportEventStatus(st *SportEventStatus) {
 			for d.child() {
 				switch d.elem {
 				case "yellow_cards":
-					d.teamCounts(&st.Statistics.YellowCards)
-					st.Fields |= StatusYellowCards
+					st.Fields |= d.teamCounts(&st.Statistics.YellowCards, StatusYellowCards, lacks)
 				case "red_cards":
-					d.teamCounts(&st.Statistics.RedCards)
-					st.Fields |= StatusRedCards
+					st.Fields |= d.teamCounts(&st.Statistics.RedCards, StatusRedCards, lacks)
 				case "yellow_red_cards":
-					d.teamCounts(&st.Statistics.YellowRedCards)
-					st.Fields |= StatusYellowRedCards
+					st.Fields |= d.teamCounts(&st.Statistics.YellowRedCards, StatusYellowRedCards, lacks)
 				case "corners":
-					d.teamCounts(&st.Statistics.Corners)
-					st.Fields |= StatusCorners
+					st.Fields |= d.teamCounts(&st.Statistics.Corners, StatusCorners, lacks)
 				}
 				d.skip()
 			}
@@ -291,43 +282,85 @@ func (d *decoder) clock(st *SportEventStatus) {
 	d.skip()
 }
 
-// eventResult reads a results/result element, whose three attributes the schema requires.
-func (d *decoder) eventResult() EventResult {
+// periodScore reads a period_scores/period_score element, whose four attributes the schema
+// requires: those it lacks are added to lacks.
+func (d *decoder) periodScore(lacks *SchemaViolation) PeriodScore {
+	const sawNumber, sawCode, sawHome, sawAway = 1, 2, 4, 8
+	var ps PeriodScore
+	var seen uint8
+	for d.attr() {
+		switch d.an {
+		case "number":
+			ps.Number = d.int()
+			seen |= sawNumber
+		case "match_status_code":
+			ps.MatchStatusCode = d.int()
+			seen |= sawCode
+		case "home_score":
+			ps.HomeScore = d.float()
+			seen |= sawHome
+		case "away_score":
+			ps.AwayScore = d.float()
+			seen |= sawAway
+		}
+	}
+	*lacks |= lacking(seen&sawNumber != 0, MissingPeriodNumber) |
+		lacking(seen&sawCode != 0, MissingPeriodMatchStatusCode) |
+		lacking(seen&(sawHome|sawAway) == sawHome|sawAway, MissingPeriodScore)
+	return ps
+}
+
+// eventResult reads a results/result element, whose three attributes the schema requires:
+// those it lacks are added to lacks.
+func (d *decoder) eventResult(lacks *SchemaViolation) EventResult {
+	const sawCode, sawHome, sawAway = 1, 2, 4
 	var r EventResult
 	var seen uint8
 	for d.attr() {
 		switch d.an {
 		case "match_status_code":
 			r.MatchStatusCode = d.int()
-			seen |= 1
+			seen |= sawCode
 		case "home_score":
 			r.HomeScore = d.float()
-			seen |= 2
+			seen |= sawHome
 		case "away_score":
 			r.AwayScore = d.float()
-			seen |= 4
+			seen |= sawAway
 		}
 	}
-	d.need(seen&1 != 0, "match_status_code")
-	d.need(seen&2 != 0, "home_score")
-	d.need(seen&4 != 0, "away_score")
+	*lacks |= lacking(seen&sawCode != 0, MissingResultMatchStatusCode) |
+		lacking(seen&(sawHome|sawAway) == sawHome|sawAway, MissingResultScore)
 	return r
 }
 
-// teamCounts reads a statistics count, whose home and away the schema requires: a count
-// left out must not read as zero.
-func (d *decoder) teamCounts(tc *TeamCounts) {
+// teamCounts reads a statistics count, whose home and away the schema requires. It
+// returns f when both were sent; a count that lacks one is added to lacks and gets no
+// bit, so that a count left out does not read as zero.
+func (d *decoder) teamCounts(tc *TeamCounts, f StatusField, lacks *SchemaViolation) StatusField {
+	const sawHome, sawAway = 1, 2
 	var seen uint8
 	for d.attr() {
 		switch d.an {
 		case "home":
 			tc.Home = d.int()
-			seen |= 1
+			seen |= sawHome
 		case "away":
 			tc.Away = d.int()
-			seen |= 2
+			seen |= sawAway
 		}
 	}
-	d.need(seen&1 != 0, "home")
-	d.need(seen&2 != 0, "away")
+	if seen != sawHome|sawAway {
+		*lacks |= MissingStatisticsCount
+		return 0
+	}
+	return f
+}
+
+// lacking returns v unless sent.
+func lacking(sent bool, v SchemaViolation) SchemaViolation {
+	if sent {
+		return 0
+	}
+	return v
 }

@@ -25,6 +25,41 @@
 // the rest.) A listener, system handler or error callback that fails or panics is reported
 // (SessionConfig.OnError and the logger) and the next message is delivered as usual.
 //
+// # Required attributes
+//
+// UnifiedFeed.xsd marks some attributes required. What the decoder does when a message
+// lacks one depends on whether the message can still be routed and understood:
+//
+// Refused (the message goes to OnUnparsableMessage with its raw bytes, as a malformed one
+// does, and the error names the element and the attribute):
+//   - product and timestamp on every message: without them the recovery manager cannot
+//     tell whose message it is or where a recovery must start again, and a listener cannot
+//     tell a late message from a current one.
+//   - event_id on an event message: without it the message concerns no event, and what
+//     it settles, stops or prices cannot be applied to any.
+//   - request_id on snapshot_complete: it is the whole message, the id of the recovery it
+//     ends; subscribed on alive, likewise its whole content.
+//   - a market's id (in every message) and an outcome's id (odds and settlements): a line
+//     or an outcome that names nothing cannot be priced, stopped or settled, and any guess
+//     would act on another line's bets.
+//   - a settled outcome's result: a settlement is its result; one read as any value
+//     (won, lost, undecided) would pay or void bets on a guess that cannot be undone,
+//     while the unparsable message lets the host ask a recovery for the event.
+//
+// Accepted and flagged (the message is delivered; the absent value reads as the zero its
+// field's doc gives; Header.SchemaViolations names what was missing; the session counts
+// the message in SessionStats.SchemaViolations): bet_stop's groups, bet_settlement's
+// certainty, fixture_change's start_time, sport_event_status's status and match_status,
+// and the attributes of period scores, results and statistics counts (a count that lacks
+// home or away gets no StatusField bit). Each says less than the schema promises, but the
+// rest of the message (the odds of every market, a settlement's outcomes) is sound, and
+// refusing it would lose what the feed did send. A listener that must not act on an
+// incomplete message checks SchemaViolations; the constants' docs say what each absent
+// value reads as.
+//
+// Accepted as absent, with no flag: every attribute the schema leaves optional (see
+// "Absent values").
+//
 // # Decoding
 //
 // Decode is a schema-specific decoder over the raw bytes (see internal/xmlscan): no

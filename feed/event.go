@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type Event struct {
 	// bodyOwned is set by a Session, whose transport hands over each body for good
 	// (Delivery): the decoded message may then point into Body instead of a copy.
 	bodyOwned bool
+	// violations, set by a Session, counts the messages Deliver decodes with schema
+	// violations (SessionStats.SchemaViolations).
+	violations *atomic.Uint64
 }
 
 // ErrBodyTooLarge is the reason given to OnUnparsableMessage for a body larger than the
@@ -80,8 +84,14 @@ func (ev *Event) Decode() (Message, error) {
 // ErrMalformedMessage) when the message was unparsable, after OnUnparsableMessage has seen
 // it; and a *ListenerError when the listener returned an error or panicked. A panic does not
 // escape Deliver.
+//
+// A message decoded with schema violations (Header.SchemaViolations) is delivered as any
+// other, and counted in the statistics of the session that read it.
 func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
 	m, err := ev.Decode()
+	if err == nil && ev.violations != nil && m.MessageHeader().SchemaViolations != 0 {
+		ev.violations.Add(1)
+	}
 	if err != nil {
 		u := &UnparsableMessage{RoutingKey: ev.RawKey, Body: ev.Body, ReceivedAt: ev.ReceivedAt,
 			Event: ev.Key.Event, Err: err}

@@ -8,8 +8,12 @@ package feed
 // elements the feed sent; Has asks it. A field whose bit is clear reads zero and means
 // "not reported", never "reported as zero".
 type SportEventStatus struct {
-	Status      int // 0 not started, 1 live, 2 suspended, 3 ended, 4 closed, ...
-	MatchStatus int // match_status: the sport-specific phase code
+	// Status is 0 not started, 1 live, 2 suspended, 3 ended, 4 closed, ...; and 0 when the
+	// feed left the required attribute out (Header.SchemaViolations has MissingStatus).
+	Status int
+	// MatchStatus is match_status, the sport-specific phase code; 0 when the feed left it
+	// out (MissingMatchStatus).
+	MatchStatus int
 
 	// Fields holds a bit for each optional attribute or element below that the feed sent.
 	// A status built by hand sets the bits of the fields it fills in (feedtest.Marshal
@@ -134,8 +138,9 @@ type EventClock struct {
 	Stopped               bool
 }
 
-// PeriodScore is the score of one period of an event. The feed always sends all four
-// attributes.
+// PeriodScore is the score of one period of an event. The schema requires all four
+// attributes; one the feed left out reads 0, and the message's Header.SchemaViolations
+// says so (MissingPeriodNumber, MissingPeriodMatchStatusCode, MissingPeriodScore).
 type PeriodScore struct {
 	Number          int
 	MatchStatusCode int
@@ -144,8 +149,9 @@ type PeriodScore struct {
 }
 
 // EventResult is one result of an event (results/result): the score at the phase named by
-// MatchStatusCode, such as after overtime or penalties. The feed always sends all three
-// attributes.
+// MatchStatusCode, such as after overtime or penalties. The schema requires all three
+// attributes; one the feed left out reads 0, and the message's Header.SchemaViolations
+// says so (MissingResultMatchStatusCode, MissingResultScore).
 type EventResult struct {
 	MatchStatusCode int
 	HomeScore       float64
@@ -154,7 +160,8 @@ type EventResult struct {
 
 // EventStatistics holds the statistics element of a status. Each count is meaningful
 // only with its bit (StatusYellowCards, StatusRedCards, StatusYellowRedCards,
-// StatusCorners) set in SportEventStatus.Fields: zero cards is a count the feed sends.
+// StatusCorners) set in SportEventStatus.Fields: zero cards is a count the feed sends. A
+// count that lacks its home or away number gets no bit (MissingStatisticsCount).
 type EventStatistics struct {
 	YellowCards    TeamCounts
 	RedCards       TeamCounts

@@ -28,6 +28,11 @@ type Header struct {
 	// RequestID is the id of the recovery request this message answers, or 0 for a message
 	// of the live stream.
 	RequestID int64
+	// SchemaViolations names the attributes the schema requires that the message lacked
+	// and that the decoder read as absent instead of refusing the message (the package
+	// doc's "Required attributes" says which); 0 for a message that has them all. A
+	// session counts the messages with any (SessionStats.SchemaViolations).
+	SchemaViolations SchemaViolation
 	// ReceivedAt is when the transport received the message. Sessions set it; Decode leaves
 	// it zero.
 	ReceivedAt time.Time
@@ -180,7 +185,9 @@ type AdditionalProbabilities struct {
 // BetStop suspends markets of an event: all of them, or the groups named.
 type BetStop struct {
 	Header
-	Groups string // "all", or market groups separated by '|'
+	// Groups is "all", or market groups separated by '|'; empty when the feed left the
+	// required attribute out (SchemaViolations has MissingGroups then).
+	Groups string
 	// MarketStatus is what the markets become: MarketSuspended when the attribute is
 	// absent, as the feed defines. (A bet stop built by hand says so: the type's zero
 	// value is MarketActive, a market line's default.)
@@ -194,8 +201,8 @@ func (*BetStop) Type() MessageType { return MessageBetStop }
 type BetSettlement struct {
 	Header
 	// Certainty is 1 for results scouted live, 2 for confirmed results; 0 when absent
-	// (the schema requires it, and 0 is no certainty level, so it cannot be mistaken for
-	// one).
+	// (the schema requires it: SchemaViolations has MissingCertainty then; 0 is no
+	// certainty level, so it cannot be mistaken for one).
 	Certainty int
 	Markets   []SettledMarket
 }
@@ -300,8 +307,10 @@ type FixtureChange struct {
 	Header
 	// ChangeType is the change_type attribute: 1 new, 2 start time, 3 cancelled, 4 format,
 	// 5 coverage, ...; 0 when absent (the feed has no change type 0).
-	ChangeType   int
-	StartTime    time.Time // start_time; zero when absent
+	ChangeType int
+	// StartTime is start_time; zero when absent, which the schema does not allow
+	// (SchemaViolations has MissingStartTime then).
+	StartTime    time.Time
 	NextLiveTime time.Time // next_live_time; zero when absent
 }
 

@@ -83,6 +83,10 @@ type SessionStats struct {
 	System          uint64 `json:"system"`           // alive and snapshot_complete messages handed to the system handler
 	Unroutable      uint64 `json:"unroutable"`       // messages with a malformed routing key or an oversized body
 	ConnectionDowns uint64 `json:"connection_downs"` // connection losses reported by the transport
+	// SchemaViolations counts the event messages decoded and delivered although they
+	// lacked attributes the schema requires (Header.SchemaViolations). It is counted as
+	// the dispatcher decodes, before the listener is called.
+	SchemaViolations uint64 `json:"schema_violations"`
 }
 
 // Session consumes the messages of one MessageInterest from a transport and routes them:
@@ -112,7 +116,7 @@ type Session struct {
 	sub    Subscription
 	closed chan struct{}
 
-	nReceived, nEvents, nSystem, nUnroutable, nDowns atomic.Uint64
+	nReceived, nEvents, nSystem, nUnroutable, nDowns, nViolations atomic.Uint64
 }
 
 type sessionState uint8
@@ -255,11 +259,12 @@ func (s *Session) Close(ctx context.Context) error {
 // Stats returns the session's counters.
 func (s *Session) Stats() SessionStats {
 	return SessionStats{
-		Received:        s.nReceived.Load(),
-		Events:          s.nEvents.Load(),
-		System:          s.nSystem.Load(),
-		Unroutable:      s.nUnroutable.Load(),
-		ConnectionDowns: s.nDowns.Load(),
+		Received:         s.nReceived.Load(),
+		Events:           s.nEvents.Load(),
+		System:           s.nSystem.Load(),
+		Unroutable:       s.nUnroutable.Load(),
+		ConnectionDowns:  s.nDowns.Load(),
+		SchemaViolations: s.nViolations.Load(),
 	}
 }
 
@@ -270,7 +275,7 @@ type receiver struct{ s *Session }
 func (r receiver) Receive(d Delivery) {
 	s := r.s
 	s.nReceived.Add(1)
-	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true}
+	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true, violations: &s.nViolations}
 	key, err := ParseRoutingKey(d.RoutingKey)
 	switch {
 	case err != nil:

@@ -17,6 +17,11 @@ func Marshal(m feed.Message) []byte {
 }
 
 // AppendXML appends the XML encoding of m to b.
+//
+// A required attribute is written whatever its value, unless the header's
+// SchemaViolations names it and its value is the zero: then it is left out, as the feed
+// would have, so that a test can send a message that lacks it. (MissingStatisticsCount is
+// not written: a statistics count without its bit is left out whole.)
 func AppendXML(b []byte, m feed.Message) []byte {
 	w := xmlWriter{b: b}
 	switch m := m.(type) {
@@ -25,7 +30,7 @@ func AppendXML(b []byte, m feed.Message) []byte {
 		w.intAttr("odds_change_reason", m.ChangeReason)
 		w.b = append(w.b, '>')
 		if st := m.EventStatus; st != nil {
-			w.eventStatus(st)
+			w.eventStatus(st, m.SchemaViolations)
 		}
 		if g := m.OddsGeneration; g != nil {
 			w.b = append(w.b, "<odds_generation_properties"...)
@@ -73,12 +78,16 @@ func AppendXML(b []byte, m feed.Message) []byte {
 		w.b = append(w.b, "</odds_change>"...)
 	case *feed.BetStop:
 		w.open("bet_stop", &m.Header)
-		w.strAttr("groups", m.Groups)
+		if !(m.SchemaViolations.Has(feed.MissingGroups) && m.Groups == "") {
+			w.strAttrAlways("groups", m.Groups)
+		}
 		w.intAttrAlways("market_status", m.MarketStatus.Code())
 		w.b = append(w.b, "/>"...)
 	case *feed.BetSettlement:
 		w.open("bet_settlement", &m.Header)
-		w.intAttr("certainty", m.Certainty)
+		if !(m.SchemaViolations.Has(feed.MissingCertainty) && m.Certainty == 0) {
+			w.intAttrAlways("certainty", m.Certainty)
+		}
 		w.b = append(w.b, "><outcomes>"...)
 		for _, mk := range m.Markets {
 			w.marketRef(feed.MarketRef{ID: mk.ID, Specifiers: mk.Specifiers, ExtendedSpecifiers: mk.ExtendedSpecifiers,
@@ -115,7 +124,9 @@ func AppendXML(b []byte, m feed.Message) []byte {
 	case *feed.FixtureChange:
 		w.open("fixture_change", &m.Header)
 		w.intAttr("change_type", m.ChangeType)
-		w.timeAttr("start_time", m.StartTime)
+		if !(m.SchemaViolations.Has(feed.MissingStartTime) && m.StartTime.IsZero()) {
+			w.int64Attr("start_time", m.StartTime.UnixMilli())
+		}
 		w.timeAttr("next_live_time", m.NextLiveTime)
 		w.b = append(w.b, "/>"...)
 	case *feed.Alive:

@@ -22,12 +22,13 @@ func (w *xmlWriter) oddsOutcome(o feed.OddsOutcome) {
 }
 
 // eventStatus writes a sport_event_status with the optional attributes and elements whose
-// bits st.Fields sets.
-func (w *xmlWriter) eventStatus(st *feed.SportEventStatus) {
+// bits st.Fields sets, and every required attribute but those the message's violations
+// name whose value is 0.
+func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViolation) {
 	has := st.Has
 	w.b = append(w.b, "<sport_event_status"...)
-	w.intAttrAlways("status", st.Status)
-	w.intAttr("match_status", st.MatchStatus)
+	w.intRequired("status", st.Status, lacks.Has(feed.MissingStatus))
+	w.intRequired("match_status", st.MatchStatus, lacks.Has(feed.MissingMatchStatus))
 	for _, a := range []struct {
 		name string
 		v    *int
@@ -101,10 +102,10 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus) {
 		w.b = append(w.b, "<period_scores>"...)
 		for _, p := range st.PeriodScores {
 			w.b = append(w.b, "<period_score"...)
-			w.intAttrAlways("number", p.Number)
-			w.intAttrAlways("match_status_code", p.MatchStatusCode)
-			w.floatAttrAlways("home_score", p.HomeScore)
-			w.floatAttrAlways("away_score", p.AwayScore)
+			w.intRequired("number", p.Number, lacks.Has(feed.MissingPeriodNumber))
+			w.intRequired("match_status_code", p.MatchStatusCode, lacks.Has(feed.MissingPeriodMatchStatusCode))
+			w.floatRequired("home_score", p.HomeScore, lacks.Has(feed.MissingPeriodScore))
+			w.floatRequired("away_score", p.AwayScore, lacks.Has(feed.MissingPeriodScore))
 			w.b = append(w.b, "/>"...)
 		}
 		w.b = append(w.b, "</period_scores>"...)
@@ -113,9 +114,9 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus) {
 		w.b = append(w.b, "<results>"...)
 		for _, r := range st.Results {
 			w.b = append(w.b, "<result"...)
-			w.intAttrAlways("match_status_code", r.MatchStatusCode)
-			w.floatAttrAlways("home_score", r.HomeScore)
-			w.floatAttrAlways("away_score", r.AwayScore)
+			w.intRequired("match_status_code", r.MatchStatusCode, lacks.Has(feed.MissingResultMatchStatusCode))
+			w.floatRequired("home_score", r.HomeScore, lacks.Has(feed.MissingResultScore))
+			w.floatRequired("away_score", r.AwayScore, lacks.Has(feed.MissingResultScore))
 			w.b = append(w.b, "/>"...)
 		}
 		w.b = append(w.b, "</results>"...)
@@ -144,4 +145,19 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus) {
 		w.b = append(w.b, "</statistics>"...)
 	}
 	w.b = append(w.b, "</sport_event_status>"...)
+}
+
+// intRequired writes a required attribute, unless the message lacked it (missing) and it
+// reads 0.
+func (w *xmlWriter) intRequired(n string, v int, missing bool) {
+	if !missing || v != 0 {
+		w.intAttrAlways(n, v)
+	}
+}
+
+// floatRequired is intRequired for a number.
+func (w *xmlWriter) floatRequired(n string, v float64, missing bool) {
+	if !missing || v != 0 {
+		w.floatAttrAlways(n, v)
+	}
 }
