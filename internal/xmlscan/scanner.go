@@ -4,13 +4,24 @@
 // It reads a document held in a string and returns element names and attribute values as
 // substrings of it, so that a schema-specific decoder built on it needs no reflection and
 // allocates only for values that contain entity references. Text content, comments, CDATA
-// sections, processing instructions and directives are skipped.
+// sections, processing instructions and directives are checked and skipped.
 //
-// Its grammar follows encoding/xml in strict mode wherever encoding/xml accepts a document:
-// the same whitespace, the same end-tag matching, the same entity and line-ending rules in
-// attribute values. It accepts a few documents that encoding/xml rejects (for example names
-// made of characters XML does not allow), because checking them would cost time on every
-// message and would not change any value read from a valid one.
+// It accepts exactly the documents that encoding/xml in strict mode accepts when it reads
+// them to the end, with the same whitespace, end-tag matching, name, entity and line-ending
+// rules, less the documents that break one of these rules of the XML specification, which
+// encoding/xml lets through:
+//
+//   - an attribute appears once in a start tag (names compared as written);
+//   - every character of the document, in comments, processing instructions and
+//     directives too, is valid UTF-8 and allowed by XML's Char production;
+//   - one root element: outside it only whitespace, comments and processing instructions,
+//     and directives before it (a UTF-8 byte order mark may open the document).
+//
+// Like encoding/xml it refuses an XML declaration of a version other than 1.0 or of an
+// encoding other than UTF-8. Every refusal is a *SyntaxError naming the byte offset of the
+// fault. The checks ride on the loops that already read each byte, with a fast path for
+// ASCII; names with non-ASCII characters, which the feed never sends, are checked by
+// encoding/xml itself.
 package xmlscan
 
 import (
@@ -28,15 +39,20 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("xml syntax error at byte %d: %s", e.Offset, e.Msg)
 }
 
-// maxDepth bounds the elements a decoder may open with Open. Skipped content may nest
-// deeper: Skip counts depth instead of remembering names.
+// maxDepth is the nesting the scanner tracks without allocating; deeper elements, which
+// only a skipped or hostile document has, go to a slice.
 const maxDepth = 16
+
+// maxAttrs is the number of attributes of one start tag checked for duplicates without
+// allocating; later ones go to a map.
+const maxAttrs = 16
 
 // Scanner reads one XML document.
 //
 // The usual sequence is Root, then NextAttr until it reports false, then Open; inside an
 // opened element, Child moves to each child element in turn, and Skip passes over a child
-// that is not wanted. Every method does nothing after an error; Err returns it.
+// that is not wanted. When the root element ends, the scanner checks the rest of the
+// document. Every method does nothing after an error; Err returns it.
 type Scanner struct {
 	src   string
 	pos   int
@@ -46,6 +62,11 @@ type Scanner struct {
 	empty bool   // the current start tag ended with "/>"
 	depth int
 	open  [maxDepth]string
+	deep  []string // names of open elements beyond maxDepth
+	// The attribute names of the current start tag, for the unique-attribute rule.
+	nattr int
+	attrs [maxAttrs]string
+	more  map[string]struct{}
 }
 
 // Reset prepares s to read src.
@@ -62,29 +83,23 @@ func (s *Scanner) Offset() int { return s.pos }
 // Name returns the raw name (with any namespace prefix) of the current element.
 func (s *Scanner) Name() string { return s.name }
 
-// Root moves to the start tag of the document's root element, skipping the XML
-// declaration, comments, directives and any text before it. It reports false on error.
+// Root moves to the start tag of the document's root element, skipping a byte order mark,
+// the XML declaration, comments, processing instructions, directives and whitespace
+// before it. It reports false on error.
 func (s *Scanner) Root() bool {
 	if s.err != nil {
 		return false
 	}
-	for {
-		i := nextMarkup(s.src, s.pos)
-		if i < 0 {
-			s.fail(len(s.src), "no root element")
-			return false
-		}
-		s.pos = i
-		switch s.markup() {
-		case tokStart:
-			return true
-		case tokEnd:
-			s.fail(s.pos, "end tag before the root element")
-			return false
-		case tokError:
-			return false
-		}
+	if s.pos == 0 && strings.HasPrefix(s.src, "\uFEFF") {
+		s.pos = len("\uFEFF")
 	}
+	switch s.outside(true) {
+	case tokStart:
+		return true
+	case tokEOF:
+		s.fail(len(s.src), "no root element")
+	}
+	return false
 }
 
 // NextAttr returns the next attribute of the current start tag, its value with entity
@@ -118,19 +133,36 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 		return "", "", false
 	}
 	start := p
-	for p < len(src) && !nameEnd[src[p]] {
-		p++
+	p, bad := scanName(src, p)
+	if bad != "" {
+		s.fail(start, bad)
+		return "", "", false
 	}
 	if p == start {
-		s.fail(p, fmt.Sprintf("unexpected %q in a start tag", src[p]))
+		if _, bad := char(src, p); bad != "" {
+			s.fail(p, bad)
+		} else {
+			s.fail(p, fmt.Sprintf("expected an attribute name in a start tag, found %q", src[p]))
+		}
 		return "", "", false
 	}
 	name = src[start:p]
+	if !s.unique(name) {
+		s.fail(start, fmt.Sprintf("attribute %s appears twice in <%s>", name, s.name))
+		return "", "", false
+	}
 	for p < len(src) && isSpace(src[p]) {
 		p++
 	}
 	if p >= len(src) || src[p] != '=' {
-		s.fail(p, fmt.Sprintf("attribute %s without =", name))
+		switch _, bad := char(src, min(p, len(src)-1)); {
+		case p == len(src) || isSpace(src[p-1]) || src[p] == '/' || src[p] == '>':
+			s.fail(p, fmt.Sprintf("attribute %s without =", name))
+		case bad != "":
+			s.fail(p, bad)
+		default:
+			s.fail(p, fmt.Sprintf("unexpected %q after attribute name %s", src[p], name))
+		}
 		return "", "", false
 	}
 	p++
@@ -141,16 +173,36 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 		s.fail(p, fmt.Sprintf("value of attribute %s is not quoted", name))
 		return "", "", false
 	}
-	quote := src[p]
+	class := &valueDouble
+	if src[p] == '\'' {
+		class = &valueSingle
+	}
 	p++
 	valueAt := p
-	// Values are short: one pass byte by byte beats three IndexByte calls.
+	// Values are short: one pass byte by byte, one table lookup a byte, finds the end
+	// quote and every byte that needs a second look.
 	special := false
-	for p < len(src) && src[p] != quote {
-		if c := src[p]; c == '&' || c == '\r' {
+scan:
+	for p < len(src) {
+		switch class[src[p]] {
+		case 0:
+			p++
+		case vQuote:
+			break scan
+		case vSpecial:
 			special = true
+			p++
+		case vLess:
+			s.fail(p, fmt.Sprintf("unescaped < in the value of attribute %s", name))
+			return "", "", false
+		default:
+			n, bad := char(src, p)
+			if bad != "" {
+				s.fail(p, fmt.Sprintf("attribute %s: %s", name, bad))
+				return "", "", false
+			}
+			p += n
 		}
-		p++
 	}
 	if p == len(src) {
 		s.fail(p, fmt.Sprintf("unexpected end of input in the value of attribute %s", name))
@@ -161,12 +213,37 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 	if !special {
 		return name, raw, true
 	}
-	value, err := unescape(raw)
+	value, at, err := unescape(raw)
 	if err != "" {
-		s.fail(valueAt, fmt.Sprintf("attribute %s: %s", name, err))
+		s.fail(valueAt+at, fmt.Sprintf("attribute %s: %s", name, err))
 		return "", "", false
 	}
 	return name, value, true
+}
+
+// unique records name as an attribute of the current start tag and reports whether it is
+// the first with that name. The feed's elements have a few attributes each: comparing with
+// the earlier ones is cheaper than hashing; a tag with very many uses a map.
+func (s *Scanner) unique(name string) bool {
+	n := min(s.nattr, maxAttrs)
+	for i := 0; i < n; i++ {
+		if s.attrs[i] == name {
+			return false
+		}
+	}
+	if s.nattr < maxAttrs {
+		s.attrs[s.nattr] = name
+	} else {
+		if s.more == nil {
+			s.more = make(map[string]struct{})
+		}
+		if _, dup := s.more[name]; dup {
+			return false
+		}
+		s.more[name] = struct{}{}
+	}
+	s.nattr++
+	return true
 }
 
 // Open finishes the current start tag, skipping attributes not read. It reports whether
@@ -177,15 +254,14 @@ func (s *Scanner) Open() bool {
 			break
 		}
 	}
-	if s.err != nil || s.empty {
+	if s.err != nil {
 		return false
 	}
-	if s.depth == maxDepth {
-		s.fail(s.pos, "elements nested too deeply")
+	if s.empty {
+		s.closed()
 		return false
 	}
-	s.open[s.depth] = s.name
-	s.depth++
+	s.push(s.name)
 	return true
 }
 
@@ -196,21 +272,24 @@ func (s *Scanner) Child() bool {
 		return false
 	}
 	for {
-		i := nextMarkup(s.src, s.pos)
-		if i < 0 {
-			s.fail(len(s.src), fmt.Sprintf("unexpected end of input in element %s", s.open[s.depth-1]))
+		at := s.content()
+		if at < 0 {
+			if at == -1 {
+				s.fail(len(s.src), fmt.Sprintf("unexpected end of input in element %s", s.top()))
+			}
 			return false
 		}
-		s.pos = i
+		s.pos = at
 		switch s.markup() {
 		case tokStart:
 			return true
 		case tokEnd:
-			if want := s.open[s.depth-1]; s.name != want {
-				s.fail(s.pos, fmt.Sprintf("element %s closed by </%s>", want, s.name))
+			if want := s.top(); s.name != want {
+				s.fail(at, fmt.Sprintf("element %s closed by </%s>", want, s.name))
 				return false
 			}
-			s.depth--
+			s.pop()
+			s.closed()
 			return false
 		case tokError:
 			return false
@@ -219,37 +298,95 @@ func (s *Scanner) Child() bool {
 }
 
 // Skip passes over the current element: its remaining attributes, its content and its
-// end tag.
+// end tag, checking all of it as Child does.
 func (s *Scanner) Skip() {
 	if !s.Open() {
 		return
 	}
-	s.depth-- // Skip tracks nesting by count from here on.
-	for depth := 1; depth > 0; {
-		i := nextMarkup(s.src, s.pos)
-		if i < 0 {
-			s.fail(len(s.src), fmt.Sprintf("unexpected end of input in element %s", s.open[s.depth]))
-			return
+	base := s.depth - 1
+	for s.err == nil && s.depth > base {
+		if s.Child() {
+			s.Open()
 		}
-		s.pos = i
-		switch s.markup() {
-		case tokStart:
-			for {
-				if _, _, ok := s.NextAttr(); !ok {
-					break
-				}
+	}
+}
+
+// closed runs after an element ends: after the root, only whitespace, comments and
+// processing instructions may follow.
+func (s *Scanner) closed() {
+	if s.depth != 0 || s.err != nil {
+		return
+	}
+	if s.outside(false) == tokStart {
+		s.fail(s.pos-len(s.name)-1, fmt.Sprintf("second root element <%s>", s.name))
+	}
+}
+
+// outside reads the markup outside the root element up to a start tag, the end of the
+// input or an error. Text other than whitespace, CDATA sections and end tags have no
+// place there, nor directives after the root.
+func (s *Scanner) outside(beforeRoot bool) token {
+	where := "after the root element"
+	if beforeRoot {
+		where = "before the root element"
+	}
+	for {
+		p := s.pos
+		for p < len(s.src) && isSpace(s.src[p]) {
+			p++
+		}
+		s.pos = p
+		if p == len(s.src) {
+			return tokEOF
+		}
+		if s.src[p] != '<' {
+			if _, bad := char(s.src, p); bad != "" {
+				s.fail(p, bad)
+			} else if beforeRoot && strings.IndexByte(s.src[p:], '<') < 0 {
+				s.fail(p, "no root element, only text")
+			} else {
+				s.fail(p, "text "+where)
 			}
-			if s.err != nil {
-				return
-			}
-			if !s.empty {
-				depth++
-			}
+			return tokError
+		}
+		switch t := s.markup(); t {
+		case tokStart, tokError:
+			return t
 		case tokEnd:
-			depth--
-		case tokError:
-			return
+			s.fail(p, fmt.Sprintf("end tag </%s> %s", s.name, where))
+			return tokError
+		case tokCDATA:
+			s.fail(p, "CDATA section "+where)
+			return tokError
+		case tokDirective:
+			if !beforeRoot {
+				s.fail(p, "directive "+where)
+				return tokError
+			}
 		}
+	}
+}
+
+func (s *Scanner) push(name string) {
+	if s.depth < maxDepth {
+		s.open[s.depth] = name
+	} else {
+		s.deep = append(s.deep, name)
+	}
+	s.depth++
+}
+
+func (s *Scanner) top() string {
+	if s.depth <= maxDepth {
+		return s.open[s.depth-1]
+	}
+	return s.deep[s.depth-1-maxDepth]
+}
+
+func (s *Scanner) pop() {
+	s.depth--
+	if s.depth >= maxDepth {
+		s.deep = s.deep[:s.depth-maxDepth]
 	}
 }
 
@@ -259,7 +396,10 @@ const (
 	tokError token = iota
 	tokStart
 	tokEnd
-	tokOther // comment, CDATA, processing instruction or directive: already skipped
+	tokOther     // comment or processing instruction: already skipped
+	tokCDATA     // already skipped
+	tokDirective // already skipped
+	tokEOF
 )
 
 // markup reads the markup that starts at s.pos (a '<'). For a start tag it stops after the
@@ -274,7 +414,11 @@ func (s *Scanner) markup() token {
 	switch s.src[p] {
 	case '/':
 		p++
-		end := scanName(s.src, p)
+		end, bad := scanName(s.src, p)
+		if bad != "" {
+			s.fail(p, bad)
+			return tokError
+		}
 		if end == p {
 			s.fail(p, "expected a name after </")
 			return tokError
@@ -289,17 +433,15 @@ func (s *Scanner) markup() token {
 		s.pos++
 		return tokEnd
 	case '?':
-		end := strings.Index(s.src[p+1:], "?>")
-		if end < 0 {
-			s.fail(at, "unterminated processing instruction")
-			return tokError
-		}
-		s.pos = p + 1 + end + 2
-		return tokOther
+		return s.procInst(at)
 	case '!':
 		return s.bang(at)
 	}
-	end := scanName(s.src, p)
+	end, bad := scanName(s.src, p)
+	if bad != "" {
+		s.fail(p, bad)
+		return tokError
+	}
 	if end == p {
 		s.fail(p, "expected an element name after <")
 		return tokError
@@ -307,7 +449,79 @@ func (s *Scanner) markup() token {
 	s.name = s.src[p:end]
 	s.pos = end
 	s.inTag, s.empty = true, false
+	s.nattr = 0
+	if s.more != nil {
+		clear(s.more)
+	}
 	return tokStart
+}
+
+// procInst skips a processing instruction starting at at ("<?"). Like encoding/xml it
+// refuses an XML declaration, wherever it is, of a version other than 1.0 or of an
+// encoding other than UTF-8.
+func (s *Scanner) procInst(at int) token {
+	p := at + 2
+	end, bad := plainName(s.src, p)
+	if bad != "" {
+		s.fail(p, bad)
+		return tokError
+	}
+	if end == p {
+		s.fail(p, "expected a target name after <?")
+		return tokError
+	}
+	target := s.src[p:end]
+	s.pos = end
+	s.skipSpace()
+	close := strings.Index(s.src[s.pos:], "?>")
+	if close < 0 {
+		s.fail(at, "unterminated processing instruction")
+		return tokError
+	}
+	content := s.src[s.pos : s.pos+close]
+	if !s.chars(s.pos, s.pos+close) {
+		return tokError
+	}
+	if target == "xml" {
+		if v := pseudoAttr("version=", content); v != "" && v != "1.0" {
+			s.fail(at, fmt.Sprintf("unsupported XML version %q: only 1.0 is supported", v))
+			return tokError
+		}
+		if e := pseudoAttr("encoding=", content); e != "" && !strings.EqualFold(e, "utf-8") {
+			s.fail(at, fmt.Sprintf("unsupported encoding %q: only UTF-8 is supported", e))
+			return tokError
+		}
+	}
+	s.pos += close + 2
+	return tokOther
+}
+
+// pseudoAttr returns the value of a pseudo-attribute in an XML declaration's content,
+// found the way encoding/xml finds it (its procInst): the first param ("version=") followed
+// by a quote.
+func pseudoAttr(param, s string) string {
+	i := 0
+	var quote byte
+	for i < len(s) {
+		sub := s[i:]
+		k := strings.Index(sub, param)
+		if k < 0 || len(param)+k >= len(sub) {
+			return ""
+		}
+		i += len(param) + k + 1
+		if c := sub[len(param)+k]; c == '\'' || c == '"' {
+			quote = c
+			break
+		}
+	}
+	if quote == 0 {
+		return ""
+	}
+	j := strings.IndexByte(s[i:], quote)
+	if j < 0 {
+		return ""
+	}
+	return s[i : i+j]
 }
 
 // bang skips a comment, a CDATA section or a directive starting at at ("<!").
@@ -321,6 +535,9 @@ func (s *Scanner) bang(at int) token {
 			s.fail(at, "malformed or unterminated comment")
 			return tokError
 		}
+		if !s.chars(at+4, at+4+end) {
+			return tokError
+		}
 		s.pos = at + 2 + 2 + end + 3
 		return tokOther
 	case strings.HasPrefix(rest, "[CDATA["):
@@ -329,8 +546,11 @@ func (s *Scanner) bang(at int) token {
 			s.fail(at, "unterminated CDATA section")
 			return tokError
 		}
+		if !s.chars(at+9, at+9+end) {
+			return tokError
+		}
 		s.pos = at + 2 + 7 + end + 3
-		return tokOther
+		return tokCDATA
 	case strings.HasPrefix(rest, "["):
 		s.fail(at, "invalid <![ sequence")
 		return tokError
@@ -356,8 +576,11 @@ func (s *Scanner) directive(at int) token {
 				quote = 0
 			}
 		case b == '>' && depth == 0:
+			if !s.chars(at+2, p) {
+				return tokError
+			}
 			s.pos = p + 1
-			return tokOther
+			return tokDirective
 		case b == '\'' || b == '"':
 			quote = b
 		case b == '>':
@@ -379,20 +602,6 @@ func (s *Scanner) directive(at int) token {
 	return tokError
 }
 
-// nextMarkup returns the offset of the next '<' from p, or -1. The text between tags is
-// mostly a little indentation, which a plain loop crosses faster than IndexByte starts.
-func nextMarkup(src string, p int) int {
-	for end := min(p+16, len(src)); p < end; p++ {
-		if src[p] == '<' {
-			return p
-		}
-	}
-	if i := strings.IndexByte(src[p:], '<'); i >= 0 {
-		return p + i
-	}
-	return -1
-}
-
 func (s *Scanner) skipSpace() {
 	for s.pos < len(s.src) && isSpace(s.src[s.pos]) {
 		s.pos++
@@ -408,18 +617,6 @@ func (s *Scanner) fail(offset int, msg string) {
 
 // isSpace reports the four characters encoding/xml treats as whitespace.
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
-
-// scanName returns the end of the name that starts at p: the first byte that cannot be part
-// of a name in a tag.
-func scanName(src string, p int) int {
-	for p < len(src) && !nameEnd[src[p]] {
-		p++
-	}
-	return p
-}
-
-// nameEnd marks the bytes that end a name in a tag.
-var nameEnd = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '/': true, '>': true, '=': true, '<': true, '"': true, '\'': true}
 
 // Local returns the local part of a raw name, as encoding/xml splits it: "odds" for
 // "ns:odds", the whole name when it has no prefix.

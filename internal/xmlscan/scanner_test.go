@@ -1,6 +1,8 @@
 package xmlscan
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +39,9 @@ func walk(src string) ([]string, error) {
 }
 
 func TestScannerReadsElementsAndAttributes(t *testing.T) {
-	trace, err := walk(`<?xml version="1.0"?><!-- c --><a x="1" y = '2'><b/>text<c z="&lt;&amp;&#65;&#x42;"><d></d></c></a>tail`)
+	trace, err := walk(`<?xml version="1.0"?><!-- c --><a x="1" y = '2'><b/>text<c z="&lt;&amp;&#65;&#x42;"><d></d></c></a>
+ <!-- tail --> <?pi?>
+`)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"<a", "x=1", "y=2", "<b", ">", "<c", "z=<&AB", "<d", ">", ">", ">"}, trace)
 }
@@ -69,7 +73,7 @@ func TestSkipPassesOverNestedContent(t *testing.T) {
 func TestScannerErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{``, "no root element"},
-		{`</a>`, "end tag before the root element"},
+		{`</a>`, "end tag </a> before the root element"},
 		{`<a`, "unexpected end of input in a start tag"},
 		{`<a x>`, "attribute x without ="},
 		{`<a x=1>`, "value of attribute x is not quoted"},
@@ -112,7 +116,7 @@ func TestUnescape(t *testing.T) {
 		{"&#1_0;", ""},
 	}
 	for _, tt := range tests {
-		got, bad := unescape(tt.raw)
+		got, _, bad := unescape(tt.raw)
 		if tt.want == "" {
 			assert.NotEmpty(t, bad, "%q must be refused", tt.raw)
 			continue
@@ -128,16 +132,59 @@ func TestLocal(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesDeepNesting(t *testing.T) {
-	src := ""
-	for range maxDepth + 1 {
-		src += "<a>"
+func TestDeepNestingIsTrackedBeyondTheFixedStack(t *testing.T) {
+	open, closeTags := "", ""
+	for i := range 3 * maxDepth {
+		open += fmt.Sprintf("<e%d>", i)
+		closeTags = fmt.Sprintf("</e%d>", i) + closeTags
 	}
+	_, err := walk(open + closeTags)
+	require.NoError(t, err)
+
+	// One end tag deep in the document names the wrong element.
+	bad := strings.Replace(closeTags, "</e40>", "</e41>", 1)
+	_, err = walk(open + bad)
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "element e40 closed by </e41>", se.Msg)
+	assert.Equal(t, len(open)+strings.Index(closeTags, "</e40>"), se.Offset)
+}
+
+// The checks allocate nothing for a document of the feed's kind: a declaration, comments,
+// text, attributes compared for duplicates, skipped content.
+func TestCheckingAllocatesNothing(t *testing.T) {
+	const src = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- c é -->\n<r a=\"1\" b=\"é\" c='x'>\n  <s d=\"1\" e=\"2\"><t/>text é</s>\n  <u f=\"1\"/>\n</r>\n<!-- end -->\n"
 	var s Scanner
-	s.Reset(src)
-	require.True(t, s.Root())
-	for s.Open() && s.Child() {
+	allocs := testing.AllocsPerRun(100, func() {
+		s.Reset(src)
+		if !s.Root() || !s.Open() {
+			t.Fatal(s.Err())
+		}
+		for s.Child() {
+			s.Skip()
+		}
+		if s.Err() != nil {
+			t.Fatal(s.Err())
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// A start tag with more attributes than the scanner compares in place still has each
+// duplicate found.
+func TestDuplicateAttributesAmongMany(t *testing.T) {
+	attrs := ""
+	for i := range 3 * maxAttrs {
+		attrs += fmt.Sprintf(` a%d="%d"`, i, i)
 	}
-	require.Error(t, s.Err())
-	assert.Contains(t, s.Err().Error(), "nested too deeply")
+	_, err := walk("<r" + attrs + "/>")
+	require.NoError(t, err)
+	for _, dup := range []int{0, maxAttrs - 1, maxAttrs, 2 * maxAttrs} {
+		src := "<r" + attrs + fmt.Sprintf(` a%d="x"`, dup) + "/>"
+		_, err := walk(src)
+		var se *SyntaxError
+		require.ErrorAs(t, err, &se, dup)
+		assert.Equal(t, fmt.Sprintf("attribute a%d appears twice in <r>", dup), se.Msg)
+		assert.Equal(t, len("<r"+attrs)+1, se.Offset)
+	}
 }

@@ -9,8 +9,8 @@ import (
 // unescape decodes an attribute value that contains entity references or carriage returns,
 // following encoding/xml: the five predefined entities and numeric references are
 // replaced; "\r\n" and a lone '\r' become '\n'. It returns a description of the first bad
-// reference instead of a value when there is one.
-func unescape(raw string) (string, string) {
+// reference, and its offset in raw, instead of a value when there is one.
+func unescape(raw string) (string, int, string) {
 	var b strings.Builder
 	b.Grow(len(raw))
 	for i := 0; i < len(raw); {
@@ -26,7 +26,7 @@ func unescape(raw string) (string, string) {
 		case '&':
 			r, n, bad := entity(raw[i:])
 			if bad != "" {
-				return "", bad
+				return "", i, bad
 			}
 			b.WriteRune(r)
 			i += n
@@ -35,7 +35,7 @@ func unescape(raw string) (string, string) {
 		b.WriteByte(c)
 		i++
 	}
-	return b.String(), ""
+	return b.String(), 0, ""
 }
 
 // entity decodes the reference at the start of s ("&...;") and returns its rune and length.
