@@ -85,16 +85,75 @@ func digits(s string, max int) (int64, bool) {
 	return v, true
 }
 
+// parseFloatValue parses an xs:double, the type of every fractional attribute of the feed
+// (odds, probabilities, void and dead-heat factors, expected totals, ...), and accepts
+// exactly its lexical space (XSD 1.1, section 3.3.5), after the whitespace the schema's
+// collapse facet removes:
+//
+//	decimal   (+|-)? ([0-9]+ (. [0-9]*)? | . [0-9]+) ((e|E) (+|-)? [0-9]+)?   1.85, .5, 5., -1E3
+//	special   INF, +INF, -INF, NaN                                               exactly so cased
+//
+// INF and -INF give math.Inf(1) and math.Inf(-1), NaN gives a NaN (test with math.IsNaN:
+// a NaN equals nothing, itself included), and a decimal too large for a float64 gives the
+// infinity of its sign, as XSD 1.1 maps it. strconv.ParseFloat accepts more than this ("Inf",
+// "infinity", "nan", "0x1p-2", "1_000"), none of which a schema-valid document contains,
+// so those are refused here before strconv sees them.
 func parseFloatValue(s string) (float64, error) {
 	s = trimSpace(s)
 	if v, ok := shortDecimal(s); ok {
 		return v, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+	switch s {
+	case "INF", "+INF":
+		return math.Inf(1), nil
+	case "-INF":
+		return math.Inf(-1), nil
+	case "NaN":
+		return math.NaN(), nil
+	}
+	if !isXSDDecimal(s) {
 		return 0, errBadNumber
 	}
-	return v, err
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(v, 0) { // ErrRange with ±Inf is XSD's overflow to INF
+		return 0, err
+	}
+	return v, nil
+}
+
+// isXSDDecimal reports whether s is in the decimal part of xs:double's lexical space, in
+// which strconv.ParseFloat then reads the same value.
+func isXSDDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	mant := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		mant++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			mant++
+		}
+	}
+	if mant == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // pow10 holds the powers of ten that a float64 represents exactly.
