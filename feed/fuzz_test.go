@@ -8,8 +8,10 @@ import (
 )
 
 // One fuzz target per decoder. Each asserts that the decoder never panics, that an error is
-// a *DecodeError, and that wherever encoding/xml accepts the input the fast decoder accepts
-// it with the same result.
+// a *DecodeError, that it accepts exactly the inputs the reference accepts (encoding/xml
+// reading the whole document, plus the well-formedness rules encoding/xml lacks, plus the
+// schema's values), and that where both accept they agree. The seeds are the fixtures and
+// every malformed case of issue 23.
 
 func FuzzDecodeOddsChange(f *testing.F)            { fuzzDecoder(f, MessageOddsChange) }
 func FuzzDecodeBetStop(f *testing.F)               { fuzzDecoder(f, MessageBetStop) }
@@ -27,8 +29,11 @@ func fuzzDecoder(f *testing.F, typ MessageType) {
 			f.Add(fx.body)
 		}
 	}
+	for _, c := range MalformedCases() {
+		f.Add(c.Body)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkAgainstReference(t, typ, body)
+		checkAcceptance(t, typ, body)
 	})
 }
 
@@ -38,13 +43,19 @@ func FuzzPeek(f *testing.F) {
 			f.Add(fx.body)
 		}
 	}
+	for _, c := range MalformedCases() {
+		f.Add(c.Body)
+	}
+	// Peek reads up to the end of the root's start tag: it accepts exactly what the
+	// reference accepts of that much of the document.
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, err := Peek(body)
 		want, refErr := referencePeek(body)
 		if refErr != nil {
+			require.Error(t, err, "Peek accepts %q, the reference refuses it: %v", body, refErr)
 			return
 		}
-		require.NoError(t, err, "encoding/xml accepts %q", body)
+		require.NoError(t, err, "the reference accepts %q", body)
 		require.Equal(t, want, got)
 	})
 }
@@ -70,4 +81,23 @@ func FuzzParseRoutingKey(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, k, again)
 	})
+}
+
+// checkAcceptance decodes body with both decoders: Decode must accept exactly when the
+// reference does (encoding/xml reading the whole document, the well-formedness rules it
+// lacks, and the schema's values), and then with the same result.
+func checkAcceptance(t *testing.T, typ MessageType, body []byte) {
+	t.Helper()
+	got, err := Decode(typ, body)
+	want, refErr := referenceDecode(typ, body)
+	if err != nil {
+		require.Nil(t, got)
+		var de *DecodeError
+		require.ErrorAs(t, err, &de)
+		require.NotEmpty(t, de.Msg)
+		require.Error(t, refErr, "Decode refuses %q (%v), the reference accepts it", body, err)
+		return
+	}
+	require.NoError(t, refErr, "Decode accepts %q, the reference refuses it", body)
+	require.Equal(t, want, got, "decoders disagree on %q", body)
 }

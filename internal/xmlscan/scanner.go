@@ -285,7 +285,7 @@ func (s *Scanner) Child() bool {
 			return true
 		case tokEnd:
 			if want := s.top(); s.name != want {
-				s.fail(at, fmt.Sprintf("element %s closed by </%s>", want, s.name))
+				s.fail(s.pos, fmt.Sprintf("element %s closed by </%s>", want, s.name))
 				return false
 			}
 			s.pop()
