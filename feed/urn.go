@@ -15,7 +15,9 @@ import (
 type URN struct {
 	Prefix string // "sr", "vf", ...
 	Type   string // "match", "stage", "season", ...
-	ID     int64
+	// ID is the event's number: nonzero, and negative for some events (the feed's test
+	// and development fixtures, sr:match:-5555197), so a sign says nothing about validity.
+	ID int64
 }
 
 // ParseURN parses "prefix:type:id" in the grammar that Sportradar's SDKs enforce:
