@@ -15,8 +15,9 @@ import (
 type URN struct {
 	Prefix string // "sr", "vf", ...
 	Type   string // "match", "stage", "season", ...
-	// ID is the event's number: nonzero, and negative for some events (the feed's test
-	// and development fixtures, sr:match:-5555197), so a sign says nothing about validity.
+	// ID is the event's number: nonzero, and negative for some events (Sportradar's SDKs
+	// test sr:match:-5555197 and wns:draw:-2143997118), so its sign says nothing about
+	// whether it is valid.
 	ID int64
 }
 
@@ -26,8 +27,7 @@ type URN struct {
 //	type    one or more ASCII letters, '_' or '2'     match, simple_team, h2h_tournament
 //	id      an optional '-' and decimal digits        1234, -5555197
 //
-// The id is a nonzero int64: the feed gives negative ids to some events (test and
-// development fixtures), and neither SDK accepts 0. Leading zeros are accepted, as the
+// The id is a nonzero int64: some events have negative ids, and neither SDK accepts 0. Leading zeros are accepted, as the
 // SDKs accept them, and String drops them. The error says which part is wrong.
 func ParseURN(s string) (URN, error) {
 	prefix, rest, ok := strings.Cut(s, ":")
