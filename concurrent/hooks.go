@@ -117,3 +117,23 @@ func (h *hooked) OnFixtureChange(ctx context.Context, m *feed.FixtureChange) err
 func (h *hooked) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {
 	return h.call(nil, feed.MessageUnknown, func() error { return h.l.OnUnparsableMessage(ctx, m) })
 }
+
+// asListener returns h as the dispatchers call it: with OnCashout exactly when the
+// customer's listener has it, so that feed.Deliver counts a cashout as unhandled for a
+// listener without it, as it does for the listener unwrapped.
+func (h *hooked) asListener() feed.OddsFeedListener {
+	if cl, ok := h.l.(feed.CashoutListener); ok {
+		return hookedCashout{h, cl}
+	}
+	return h
+}
+
+// hookedCashout is a hooked listener whose customer takes cashout messages.
+type hookedCashout struct {
+	*hooked
+	cl feed.CashoutListener
+}
+
+func (h hookedCashout) OnCashout(ctx context.Context, m *feed.Cashout) error {
+	return h.call(&m.Header, feed.MessageCashout, func() error { return h.cl.OnCashout(ctx, m) })
+}

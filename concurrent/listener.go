@@ -27,7 +27,7 @@ import (
 // status back until the customer has seen every message of the recovery.
 type OddsFeedListener struct {
 	l       feed.OddsFeedListener
-	hooked  *hooked // l, telling the tracker's call hooks
+	hooked  feed.OddsFeedListener // l, telling the tracker's call hooks (hooked.asListener)
 	tracker *TaskLifecycleTracker
 	stream  *Stream // what Dispatch is given, for the tracker's processed point
 	pool    *Pool
@@ -48,6 +48,7 @@ type OddsFeedListener struct {
 var (
 	_ feed.Dispatcher       = (*OddsFeedListener)(nil)
 	_ feed.OddsFeedListener = (*OddsFeedListener)(nil)
+	_ feed.CashoutListener  = (*OddsFeedListener)(nil)
 )
 
 // NewOddsFeedListener starts cfg.Threads workers that deliver to l, tracking every task in

@@ -46,6 +46,12 @@ func (c *OddsFeedListener) OnFixtureChange(ctx context.Context, m *feed.FixtureC
 	return c.submitMessage(ctx, m)
 }
 
+// OnCashout queues m for the customer's OnCashout, if its listener is a
+// feed.CashoutListener; for one that is not, the task does nothing.
+func (c *OddsFeedListener) OnCashout(ctx context.Context, m *feed.Cashout) error {
+	return c.submitMessage(ctx, m)
+}
+
 // OnUnparsableMessage passes m on to the customer's OnUnparsableMessage, on a worker in
 // order with m's event or at once, as Config.HandleErrorsAsynchronously says.
 func (c *OddsFeedListener) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {

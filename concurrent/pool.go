@@ -72,7 +72,7 @@ func (p *Pool) Listener(l feed.OddsFeedListener) (*OddsFeedListener, error) {
 	}
 	c := &OddsFeedListener{
 		l:       l,
-		hooked:  &hooked{l: l, t: p.tracker},
+		hooked:  (&hooked{l: l, t: p.tracker}).asListener(),
 		tracker: p.tracker,
 		pool:    p,
 		rep:     feed.NewDeliveryReporter(p.cfg.onError, p.cfg.logger),

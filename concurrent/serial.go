@@ -64,7 +64,7 @@ func NewSerialListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, c
 			cfg.QueueSize, feed.DefaultQueueSize)
 	}
 	s := &SerialListener{stream: tracker.NewStream()}
-	inner, err := feed.NewSerialDispatcher(&hooked{l: l, t: tracker, enter: s.enter},
+	inner, err := feed.NewSerialDispatcher((&hooked{l: l, t: tracker, enter: s.enter}).asListener(),
 		feed.DispatcherOptions{QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("concurrent: %w", err)

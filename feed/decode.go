@@ -50,6 +50,10 @@ func decode(t MessageType, body []byte, owned bool) (Message, error) {
 		v := new(FixtureChange)
 		d.fixtureChange(body, v)
 		m = v
+	case MessageCashout:
+		v := new(Cashout)
+		d.cashout(body, v)
+		m = v
 	case MessageAlive:
 		v := new(Alive)
 		d.alive(body, v)
@@ -109,6 +113,9 @@ func DecodeRollbackBetCancel(body []byte) (*RollbackBetCancel, error) {
 func DecodeFixtureChange(body []byte) (*FixtureChange, error) {
 	return decodeAs[*FixtureChange](MessageFixtureChange, body)
 }
+
+// DecodeCashout decodes a cashout message.
+func DecodeCashout(body []byte) (*Cashout, error) { return decodeAs[*Cashout](MessageCashout, body) }
 
 // DecodeAlive decodes an alive message.
 func DecodeAlive(body []byte) (*Alive, error) { return decodeAs[*Alive](MessageAlive, body) }

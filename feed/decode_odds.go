@@ -37,7 +37,7 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 			if m.Markets == nil {
 				m.Markets = make([]OddsMarket, 0, len(body)/512+2)
 			}
-			outcomes = d.odds(m, outcomes)
+			outcomes = d.odds(&m.BettingStatus, &m.BetstopReason, &m.Markets, outcomes)
 		default:
 			d.skip()
 		}
@@ -49,13 +49,16 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 	shareOutcomes(m.Markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
 }
 
-func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
+// odds reads an odds element (of an odds_change or a cashout): its attributes into
+// bettingStatus and betstopReason, its market lines onto markets, their outcomes onto
+// outcomes (see readOutcomes), which it returns.
+func (d *decoder) odds(bettingStatus, betstopReason *int, markets *[]OddsMarket, outcomes []OddsOutcome) []OddsOutcome {
 	for d.attr() {
 		switch d.an {
 		case "betting_status":
-			m.BettingStatus = d.int()
+			*bettingStatus = d.int()
 		case "betstop_reason":
-			m.BetstopReason = d.int()
+			*betstopReason = d.int()
 		}
 	}
 	if !d.open() {
@@ -83,7 +86,7 @@ func (d *decoder) odds(m *OddsChange, outcomes []OddsOutcome) []OddsOutcome {
 				d.marketMetadata(&mk.Metadata)
 			}
 		})
-		m.Markets = append(m.Markets, mk)
+		*markets = append(*markets, mk)
 	}
 	return outcomes
 }

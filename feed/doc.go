@@ -16,6 +16,11 @@
 //	transport reader ──► Session ──┬─► SystemHandler (alive, snapshot_complete)
 //	                               └─► Dispatcher ──► Decode ──► OddsFeedListener
 //
+// Cashout messages (the schema's cashout element: an event's status and market
+// probabilities for cash-out offers) take the same path to a listener that implements
+// CashoutListener as well; a listener that does not is left as it was, and the session
+// counts the cashouts it could not take (SessionStats.Unhandled).
+//
 // # Bad input
 //
 // A malformed routing key, an oversized body or a body that does not decode reaches

@@ -29,6 +29,9 @@ type Event struct {
 	// violations, set by a Session, counts the messages Deliver decodes with schema
 	// violations (SessionStats.SchemaViolations).
 	violations *atomic.Uint64
+	// unhandled, set by a Session, counts the messages Deliver decodes for a listener
+	// without the method to take them (SessionStats.Unhandled).
+	unhandled *atomic.Uint64
 }
 
 // ErrBodyTooLarge is the reason given to OnUnparsableMessage for a body larger than the
@@ -92,6 +95,12 @@ func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
 	if err == nil && ev.violations != nil && m.MessageHeader().SchemaViolations != 0 {
 		ev.violations.Add(1)
 	}
+	if err == nil && !handles(l, m) {
+		if ev.unhandled != nil {
+			ev.unhandled.Add(1)
+		}
+		return nil
+	}
 	if err != nil {
 		u := &UnparsableMessage{RoutingKey: ev.RawKey, Body: ev.Body, ReceivedAt: ev.ReceivedAt,
 			Event: ev.Key.Event, Err: err}
@@ -105,8 +114,19 @@ func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
 	return Call(ctx, l, m)
 }
 
+// handles reports whether l has a method for m: false only for a cashout and a listener
+// that is no CashoutListener.
+func handles(l OddsFeedListener, m Message) bool {
+	if _, ok := m.(*Cashout); ok {
+		_, ok := l.(CashoutListener)
+		return ok
+	}
+	return true
+}
+
 // Call calls the listener method for an already decoded message, turning an error or a
-// panic into a *ListenerError.
+// panic into a *ListenerError. A cashout for a listener that is no CashoutListener is
+// passed over: Call returns nil.
 func Call(ctx context.Context, l OddsFeedListener, m Message) error {
 	event := m.MessageHeader().Event
 	switch m := m.(type) {
@@ -128,6 +148,12 @@ func Call(ctx context.Context, l OddsFeedListener, m Message) error {
 		})
 	case *FixtureChange:
 		return call(ctx, l, "OnFixtureChange", event, func(ctx context.Context) error { return l.OnFixtureChange(ctx, m) })
+	case *Cashout:
+		cl, ok := l.(CashoutListener)
+		if !ok {
+			return nil
+		}
+		return call(ctx, l, "OnCashout", event, func(ctx context.Context) error { return cl.OnCashout(ctx, m) })
 	}
 	return fmt.Errorf("feed: %s is not an event message", m.Type())
 }

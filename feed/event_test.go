@@ -69,6 +69,10 @@ func (r *callRecorder) OnFixtureChange(ctx context.Context, m *feed.FixtureChang
 	return r.rec(ctx, "OnFixtureChange", m)
 }
 
+func (r *callRecorder) OnCashout(ctx context.Context, m *feed.Cashout) error {
+	return r.rec(ctx, "OnCashout", m)
+}
+
 func (r *callRecorder) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {
 	return r.rec(ctx, "OnUnparsableMessage", m)
 }
@@ -85,6 +89,7 @@ var eventMessageFixtures = []struct {
 	{"bet_cancel.xml", "hi.-.live.bet_cancel.1.sr:match.16470657.-", "OnBetCancel"},
 	{"rollback_bet_cancel.xml", "hi.-.live.rollback_bet_cancel.1.sr:match.16470657.-", "OnRollbackBetCancel"},
 	{"fixture_change.xml", "lo.pre.-.fixture_change.1.sr:stage.42.-", "OnFixtureChange"},
+	{"cashout.xml", "hi.-.live.cashout.1.sr:match.16470657.-", "OnCashout"},
 }
 
 func routedEvent(t *testing.T, key string, body []byte) feed.Event {

@@ -26,6 +26,17 @@ type OddsFeedListener interface {
 	OnUnparsableMessage(ctx context.Context, m *UnparsableMessage) error
 }
 
+// CashoutListener is implemented by an OddsFeedListener that wants cashout messages. It
+// is a separate interface so that adding the message type broke no listener: a dispatcher
+// calls OnCashout when its listener implements it, from the same goroutines and in the
+// same per-event order as the other methods, with the same reporting of errors and
+// panics. A cashout for a listener that does not implement it is decoded (a body that
+// does not decode still reaches OnUnparsableMessage) and then counted in
+// SessionStats.Unhandled instead of delivered.
+type CashoutListener interface {
+	OnCashout(ctx context.Context, m *Cashout) error
+}
+
 // UnparsableMessage is a message that could not be decoded, kept whole.
 type UnparsableMessage struct {
 	RoutingKey string    // the routing key as received

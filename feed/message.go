@@ -8,8 +8,8 @@ import (
 )
 
 // Message is a decoded feed message: one of *OddsChange, *BetStop, *BetSettlement,
-// *RollbackBetSettlement, *BetCancel, *RollbackBetCancel, *FixtureChange, *Alive and
-// *SnapshotComplete.
+// *RollbackBetSettlement, *BetCancel, *RollbackBetCancel, *FixtureChange, *Cashout, *Alive
+// and *SnapshotComplete.
 //
 // String fields of a decoded message share memory with one copy of the message body, so
 // keeping any of them keeps that copy (about the body's size) alive.
@@ -316,6 +316,21 @@ type FixtureChange struct {
 
 // Type returns MessageFixtureChange.
 func (*FixtureChange) Type() MessageType { return MessageFixtureChange }
+
+// Cashout carries the probabilities of some markets of an event, and the event's status,
+// for a customer's cash-out offers: the schema's cashout element, whose status and markets
+// are an odds change's. Its outcomes usually carry probabilities and no odds (HasOdds
+// false). Listeners receive it through CashoutListener.
+type Cashout struct {
+	Header
+	BettingStatus int               // odds/@betting_status; 0 when absent
+	BetstopReason int               // odds/@betstop_reason; 0 when absent
+	EventStatus   *SportEventStatus // sport_event_status; nil when absent
+	Markets       []OddsMarket
+}
+
+// Type returns MessageCashout.
+func (*Cashout) Type() MessageType { return MessageCashout }
 
 // Alive is a producer's heartbeat. Subscribed false means the feed no longer considers this
 // consumer subscribed to the producer and a recovery is due.

@@ -17,6 +17,9 @@ const (
 	MessageBetCancel
 	MessageRollbackBetCancel
 	MessageFixtureChange
+	// MessageCashout is the cashout message: the probabilities of an event's markets for
+	// a customer's cash-out offers. Listeners receive it through CashoutListener.
+	MessageCashout
 	MessageAlive
 	MessageSnapshotComplete
 	numMessageTypes
@@ -31,6 +34,7 @@ var messageTypeNames = [numMessageTypes]string{
 	MessageBetCancel:             "bet_cancel",
 	MessageRollbackBetCancel:     "rollback_bet_cancel",
 	MessageFixtureChange:         "fixture_change",
+	MessageCashout:               "cashout",
 	MessageAlive:                 "alive",
 	MessageSnapshotComplete:      "snapshot_complete",
 }
@@ -88,6 +92,8 @@ func ParseMessageType(s string) MessageType {
 		return MessageRollbackBetCancel
 	case "fixture_change":
 		return MessageFixtureChange
+	case "cashout":
+		return MessageCashout
 	case "alive":
 		return MessageAlive
 	case "snapshot_complete":

@@ -26,7 +26,7 @@ func TestPeekReadsOnlyTheRootStartTag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Peeked{Type: MessageOddsChange, Producer: 3, RequestID: 9}, got)
 
-	got, err = Peek([]byte(`<cashout product="1"/>`))
+	got, err = Peek([]byte(`<cash_out product="1"/>`))
 	require.NoError(t, err)
 	assert.Equal(t, MessageUnknown, got.Type)
 }

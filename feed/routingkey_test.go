@@ -142,7 +142,7 @@ func TestMessageTypeNames(t *testing.T) {
 	for _, typ := range MessageTypes() {
 		assert.Equal(t, typ, ParseMessageType(typ.String()))
 	}
-	assert.Equal(t, MessageUnknown, ParseMessageType("cashout"))
+	assert.Equal(t, MessageUnknown, ParseMessageType("cash_out"))
 	assert.Equal(t, "unknown", MessageType(200).String())
 	assert.True(t, MessageAlive.IsSystem())
 	assert.True(t, MessageSnapshotComplete.IsSystem())

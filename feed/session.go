@@ -87,6 +87,10 @@ type SessionStats struct {
 	// lacked attributes the schema requires (Header.SchemaViolations). It is counted as
 	// the dispatcher decodes, before the listener is called.
 	SchemaViolations uint64 `json:"schema_violations"`
+	// Unhandled counts the event messages decoded for a listener that has no method for
+	// them: cashout messages when the listener is no CashoutListener. They are not
+	// delivered; implement CashoutListener to receive them.
+	Unhandled uint64 `json:"unhandled"`
 }
 
 // Session consumes the messages of one MessageInterest from a transport and routes them:
@@ -116,7 +120,7 @@ type Session struct {
 	sub    Subscription
 	closed chan struct{}
 
-	nReceived, nEvents, nSystem, nUnroutable, nDowns, nViolations atomic.Uint64
+	nReceived, nEvents, nSystem, nUnroutable, nDowns, nViolations, nUnhandled atomic.Uint64
 }
 
 type sessionState uint8
@@ -265,6 +269,7 @@ func (s *Session) Stats() SessionStats {
 		Unroutable:       s.nUnroutable.Load(),
 		ConnectionDowns:  s.nDowns.Load(),
 		SchemaViolations: s.nViolations.Load(),
+		Unhandled:        s.nUnhandled.Load(),
 	}
 }
 
@@ -275,7 +280,8 @@ type receiver struct{ s *Session }
 func (r receiver) Receive(d Delivery) {
 	s := r.s
 	s.nReceived.Add(1)
-	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true, violations: &s.nViolations}
+	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true,
+		violations: &s.nViolations, unhandled: &s.nUnhandled}
 	key, err := ParseRoutingKey(d.RoutingKey)
 	switch {
 	case err != nil:

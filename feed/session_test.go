@@ -127,7 +127,7 @@ func TestSessionReportsBadInputToOnUnparsableMessageAndGoesOn(t *testing.T) {
 	oversized := []byte("<bet_stop product=\"1\" event_id=\"sr:match:1\" timestamp=\"1\" groups=\"" + strings.Repeat("x", 5000) + "\"/>")
 	require.NoError(t, broker.Publish(ctx, key, good(1)))
 	require.NoError(t, broker.Publish(ctx, "hi.-.live.bet_stop.one.sr:match.1.-", good(1))) // malformed sport segment
-	require.NoError(t, broker.Publish(ctx, "hi.-.live.cashout.1.sr:match.1.-", good(1)))    // unknown message type
+	require.NoError(t, broker.Publish(ctx, "hi.-.live.cash_out.1.sr:match.1.-", good(1)))   // unknown message type
 	require.NoError(t, broker.Publish(ctx, key, garbage))
 	require.NoError(t, broker.Publish(ctx, key, oversized))
 	require.NoError(t, broker.Publish(ctx, key, good(1)))
@@ -140,7 +140,7 @@ func TestSessionReportsBadInputToOnUnparsableMessageAndGoesOn(t *testing.T) {
 	assert.Equal(t, good(1), u[0].Body, "the raw body is kept")
 	var rke *feed.RoutingKeyError
 	assert.ErrorAs(t, u[0].Err, &rke)
-	assert.Contains(t, u[1].Err.Error(), `segment 4 (type) "cashout": unknown message type`)
+	assert.Contains(t, u[1].Err.Error(), `segment 4 (type) "cash_out": unknown message type`)
 	assert.Equal(t, garbage, u[2].Body)
 	assert.ErrorIs(t, u[2].Err, feed.ErrMalformedMessage)
 	assert.Equal(t, feed.URN{Prefix: "sr", Type: "match", ID: 1}, u[2].Event, "the event comes from the routing key")

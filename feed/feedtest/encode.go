@@ -42,39 +42,7 @@ func AppendXML(b []byte, m feed.Message) []byte {
 			}
 			w.b = append(w.b, "/>"...)
 		}
-		if m.Markets != nil || m.BettingStatus != 0 || m.BetstopReason != 0 {
-			w.b = append(w.b, "<odds"...)
-			w.intAttr("betting_status", m.BettingStatus)
-			w.intAttr("betstop_reason", m.BetstopReason)
-			w.b = append(w.b, '>')
-			for _, mk := range m.Markets {
-				w.b = append(w.b, "<market"...)
-				w.intAttrAlways("id", mk.ID)
-				w.strAttr("specifiers", string(mk.Specifiers))
-				w.strAttr("extended_specifiers", string(mk.ExtendedSpecifiers))
-				w.intAttrAlways("status", mk.Status.Code())
-				if mk.Favourite {
-					w.strAttr("favourite", "1")
-				}
-				w.intAttr("cashout_status", int(mk.CashoutStatus))
-				w.b = append(w.b, '>')
-				if md := mk.Metadata; md != (feed.MarketMetadata{}) {
-					w.b = append(w.b, "<market_metadata"...)
-					w.timeAttr("next_betstop", md.NextBetstop)
-					w.timeAttr("start_time", md.StartTime)
-					w.timeAttr("end_time", md.EndTime)
-					if md.HasAAMSID {
-						w.int64Attr("aams_id", md.AAMSID)
-					}
-					w.b = append(w.b, "/>"...)
-				}
-				for _, o := range mk.Outcomes {
-					w.oddsOutcome(o)
-				}
-				w.b = append(w.b, "</market>"...)
-			}
-			w.b = append(w.b, "</odds>"...)
-		}
+		w.odds(m.Markets, m.BettingStatus, m.BetstopReason)
 		w.b = append(w.b, "</odds_change>"...)
 	case *feed.BetStop:
 		w.open("bet_stop", &m.Header)
@@ -129,6 +97,14 @@ func AppendXML(b []byte, m feed.Message) []byte {
 		}
 		w.timeAttr("next_live_time", m.NextLiveTime)
 		w.b = append(w.b, "/>"...)
+	case *feed.Cashout:
+		w.open("cashout", &m.Header)
+		w.b = append(w.b, '>')
+		if st := m.EventStatus; st != nil {
+			w.eventStatus(st, m.SchemaViolations)
+		}
+		w.odds(m.Markets, m.BettingStatus, m.BetstopReason)
+		w.b = append(w.b, "</cashout>"...)
 	case *feed.Alive:
 		w.open("alive", &m.Header)
 		w.boolAttr("subscribed", m.Subscribed)
@@ -143,6 +119,43 @@ func AppendXML(b []byte, m feed.Message) []byte {
 }
 
 type xmlWriter struct{ b []byte }
+
+// odds writes the odds element of an odds change or a cashout, if it has anything.
+func (w *xmlWriter) odds(markets []feed.OddsMarket, bettingStatus, betstopReason int) {
+	if markets != nil || bettingStatus != 0 || betstopReason != 0 {
+		w.b = append(w.b, "<odds"...)
+		w.intAttr("betting_status", bettingStatus)
+		w.intAttr("betstop_reason", betstopReason)
+		w.b = append(w.b, '>')
+		for _, mk := range markets {
+			w.b = append(w.b, "<market"...)
+			w.intAttrAlways("id", mk.ID)
+			w.strAttr("specifiers", string(mk.Specifiers))
+			w.strAttr("extended_specifiers", string(mk.ExtendedSpecifiers))
+			w.intAttrAlways("status", mk.Status.Code())
+			if mk.Favourite {
+				w.strAttr("favourite", "1")
+			}
+			w.intAttr("cashout_status", int(mk.CashoutStatus))
+			w.b = append(w.b, '>')
+			if md := mk.Metadata; md != (feed.MarketMetadata{}) {
+				w.b = append(w.b, "<market_metadata"...)
+				w.timeAttr("next_betstop", md.NextBetstop)
+				w.timeAttr("start_time", md.StartTime)
+				w.timeAttr("end_time", md.EndTime)
+				if md.HasAAMSID {
+					w.int64Attr("aams_id", md.AAMSID)
+				}
+				w.b = append(w.b, "/>"...)
+			}
+			for _, o := range mk.Outcomes {
+				w.oddsOutcome(o)
+			}
+			w.b = append(w.b, "</market>"...)
+		}
+		w.b = append(w.b, "</odds>"...)
+	}
+}
 
 func (w *xmlWriter) open(name string, h *feed.Header) {
 	w.b = append(w.b, '<')

@@ -127,6 +127,12 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 		{"fixture_change", &feed.FixtureChange{Header: feed.Header{Producer: 3, Event: stage, Timestamp: ms(1764152400500)},
 			ChangeType: 2, StartTime: ms(1764241200000), NextLiveTime: ms(1764241200001)}},
 		{"fixture_change/empty", &feed.FixtureChange{Header: h}},
+		{"cashout", &feed.Cashout{Header: feed.Header{Producer: 1, Event: h.Event, Timestamp: ms(1764152460123), RequestID: 4},
+			BettingStatus: 1, BetstopReason: 2, EventStatus: fullStatus(),
+			Markets: []feed.OddsMarket{{ID: 1, CashoutStatus: feed.CashoutAvailable, Outcomes: []feed.OddsOutcome{
+				{ID: "1", Probability: 0.66, HasProbability: true}, {ID: "2", Probability: 0.34, HasProbability: true, Inactive: true}}},
+				{ID: 18, Specifiers: "total=2.5", Status: feed.MarketSuspended}}}},
+		{"cashout/empty", &feed.Cashout{Header: h}},
 		// Times before the epoch are negative milliseconds.
 		{"fixture_change/before epoch", &feed.FixtureChange{Header: h, StartTime: ms(-86_400_000)}},
 		{"alive", &feed.Alive{Header: feed.Header{Producer: 1, Timestamp: ms(1764152405000)}, Subscribed: true}},

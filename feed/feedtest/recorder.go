@@ -126,6 +126,9 @@ func (r *Recorder) OnFixtureChange(_ context.Context, m *feed.FixtureChange) err
 	return r.record(m, nil)
 }
 
+// OnCashout records m: a Recorder is a feed.CashoutListener.
+func (r *Recorder) OnCashout(_ context.Context, m *feed.Cashout) error { return r.record(m, nil) }
+
 // OnUnparsableMessage records m.
 func (r *Recorder) OnUnparsableMessage(_ context.Context, m *feed.UnparsableMessage) error {
 	return r.record(nil, m)
