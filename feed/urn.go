@@ -27,8 +27,9 @@ type URN struct {
 //	type    one or more ASCII letters, '_' or '2'     match, simple_team, h2h_tournament
 //	id      an optional '-' and decimal digits        1234, -5555197
 //
-// The id is a nonzero int64: some events have negative ids, and neither SDK accepts 0. Leading zeros are accepted, as the
-// SDKs accept them, and String drops them. The error says which part is wrong.
+// The id is a nonzero int64: some events have negative ids, and neither SDK accepts 0.
+// Leading zeros are accepted, as the SDKs accept them, and String drops them. The error
+// says which part is wrong.
 func ParseURN(s string) (URN, error) {
 	prefix, rest, ok := strings.Cut(s, ":")
 	typ, id, ok2 := strings.Cut(rest, ":")
