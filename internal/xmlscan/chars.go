@@ -56,9 +56,11 @@ func (s *Scanner) chars(from, to int) bool {
 func (s *Scanner) content() int {
 	src := s.src
 	for p := s.pos; p < len(src); {
-		switch text[src[p]] {
-		case 0:
+		if text[src[p]] == 0 {
 			p++
+			continue
+		}
+		switch text[src[p]] {
 		case tLess:
 			return p
 		case tAmp:
@@ -91,8 +93,19 @@ func (s *Scanner) content() int {
 // name that is there but that encoding/xml refuses (a bad first character, two colons,
 // characters outside XML's name classes) gives a description instead.
 func scanName(src string, p int) (int, string) {
-	end, bad := plainName(src, p)
-	if bad == "" && strings.Count(src[p:end], ":") > 1 {
+	// The common case, an ASCII name without a colon, in a loop as tight as the one that
+	// only looked for the name's end.
+	start := p
+	for p < len(src) && nameByte[src[p]]&(nStart|nMore) != 0 {
+		p++
+	}
+	if p > start && nameByte[src[start]] == nStart && (p == len(src) || nameByte[src[p]] == 0) {
+		return p, ""
+	}
+	p = start
+	end, seen := nameEnd(src, p)
+	bad := checkName(src, p, end, seen)
+	if bad == "" && seen&nColon != 0 && strings.Count(src[p:end], ":") > 1 {
 		bad = fmt.Sprintf("invalid XML name %q: more than one colon", src[p:end])
 	}
 	return end, bad
@@ -101,7 +114,12 @@ func scanName(src string, p int) (int, string) {
 // plainName is scanName without the namespace rule: the name of a processing
 // instruction's target.
 func plainName(src string, p int) (int, string) {
-	start := p
+	end, seen := nameEnd(src, p)
+	return end, checkName(src, p, end, seen)
+}
+
+// nameEnd returns the end of the name that starts at p and the classes of its bytes.
+func nameEnd(src string, p int) (int, byte) {
 	var seen byte
 	for p < len(src) {
 		c := nameByte[src[p]]
@@ -111,23 +129,28 @@ func plainName(src string, p int) (int, string) {
 		seen |= c
 		p++
 	}
+	return p, seen
+}
+
+// checkName checks the name src[start:p], whose bytes are of the classes seen.
+func checkName(src string, start, p int, seen byte) string {
 	if p == start {
-		return p, ""
+		return ""
 	}
 	name := src[start:p]
 	if seen&nHigh != 0 {
 		if !utf8.ValidString(name) {
-			return p, fmt.Sprintf("invalid UTF-8 in name %q", name)
+			return fmt.Sprintf("invalid UTF-8 in name %q", name)
 		}
 		if !isXMLName(name) {
-			return p, fmt.Sprintf("invalid XML name %q", name)
+			return fmt.Sprintf("invalid XML name %q", name)
 		}
-		return p, ""
+		return ""
 	}
-	if c := src[start]; nameByte[c] != nStart {
-		return p, fmt.Sprintf("invalid XML name %q: it cannot start with %q", name, c)
+	if c := src[start]; nameByte[c]&(nStart|nColon) == 0 {
+		return fmt.Sprintf("invalid XML name %q: it cannot start with %q", name, c)
 	}
-	return p, ""
+	return ""
 }
 
 // isXMLName asks encoding/xml whether name, which has non-ASCII characters, is a name:
@@ -142,7 +165,8 @@ func isXMLName(name string) bool {
 
 // Classes of bytes in a name.
 const (
-	nStart = 1 << iota // may start a name: ASCII letter, '_' or ':'
+	nStart = 1 << iota // may start a name: ASCII letter or '_'
+	nColon             // ':', which may start a name too; at most one in a name
 	nMore              // may follow: digit, '.', '-'
 	nHigh              // a byte of a non-ASCII character, checked whole
 )
@@ -174,8 +198,10 @@ func init() {
 	for c := 0; c < 256; c++ {
 		b := byte(c)
 		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', b == '_', b == ':':
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', b == '_':
 			nameByte[c] = nStart
+		case b == ':':
+			nameByte[c] = nColon
 		case '0' <= b && b <= '9', b == '.', b == '-':
 			nameByte[c] = nMore
 		case b >= utf8.RuneSelf:

@@ -63,9 +63,10 @@ type Scanner struct {
 	depth int
 	open  [maxDepth]string
 	deep  []string // names of open elements beyond maxDepth
-	// The attribute names of the current start tag, for the unique-attribute rule.
+	// The attribute names of the current start tag, for the unique-attribute rule, as
+	// offsets in src: storing them costs no write barrier.
 	nattr int
-	attrs [maxAttrs]string
+	attrs [maxAttrs]struct{ at, n uint32 }
 	more  map[string]struct{}
 }
 
@@ -133,10 +134,17 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 		return "", "", false
 	}
 	start := p
-	p, bad := scanName(src, p)
-	if bad != "" {
-		s.fail(start, bad)
-		return "", "", false
+	// An ASCII name without a colon, checked here in the loop that finds its end;
+	// scanName checks any other.
+	for p < len(src) && nameByte[src[p]]&(nStart|nMore) != 0 {
+		p++
+	}
+	if p == start || nameByte[src[start]] != nStart || p < len(src) && nameByte[src[p]] != 0 {
+		var bad string
+		if p, bad = scanName(src, start); bad != "" {
+			s.fail(start, bad)
+			return "", "", false
+		}
 	}
 	if p == start {
 		if _, bad := char(src, p); bad != "" {
@@ -147,7 +155,7 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 		return "", "", false
 	}
 	name = src[start:p]
-	if !s.unique(name) {
+	if !s.unique(name, start) {
 		s.fail(start, fmt.Sprintf("attribute %s appears twice in <%s>", name, s.name))
 		return "", "", false
 	}
@@ -184,9 +192,11 @@ func (s *Scanner) NextAttr() (name, value string, ok bool) {
 	special := false
 scan:
 	for p < len(src) {
-		switch class[src[p]] {
-		case 0:
+		if class[src[p]] == 0 {
 			p++
+			continue
+		}
+		switch class[src[p]] {
 		case vQuote:
 			break scan
 		case vSpecial:
@@ -224,15 +234,15 @@ scan:
 // unique records name as an attribute of the current start tag and reports whether it is
 // the first with that name. The feed's elements have a few attributes each: comparing with
 // the earlier ones is cheaper than hashing; a tag with very many uses a map.
-func (s *Scanner) unique(name string) bool {
+func (s *Scanner) unique(name string, at int) bool {
 	n := min(s.nattr, maxAttrs)
 	for i := 0; i < n; i++ {
-		if s.attrs[i] == name {
+		if a := s.attrs[i]; int(a.n) == len(name) && s.src[a.at:a.at+a.n] == name {
 			return false
 		}
 	}
 	if s.nattr < maxAttrs {
-		s.attrs[s.nattr] = name
+		s.attrs[s.nattr] = struct{ at, n uint32 }{uint32(at), uint32(len(name))}
 	} else {
 		if s.more == nil {
 			s.more = make(map[string]struct{})
@@ -437,14 +447,20 @@ func (s *Scanner) markup() token {
 	case '!':
 		return s.bang(at)
 	}
-	end, bad := scanName(s.src, p)
-	if bad != "" {
-		s.fail(p, bad)
-		return tokError
+	src, end := s.src, p
+	for end < len(src) && nameByte[src[end]]&(nStart|nMore) != 0 {
+		end++
 	}
-	if end == p {
-		s.fail(p, "expected an element name after <")
-		return tokError
+	if end == p || nameByte[src[p]] != nStart || end < len(src) && nameByte[src[end]] != 0 {
+		var bad string
+		if end, bad = scanName(src, p); bad != "" {
+			s.fail(p, bad)
+			return tokError
+		}
+		if end == p {
+			s.fail(p, "expected an element name after <")
+			return tokError
+		}
 	}
 	s.name = s.src[p:end]
 	s.pos = end
