@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,6 +103,10 @@ var cashoutSeeds = []string{
 	`<cashout product="1" event_id="sr:match:1" timestamp="1"/>`,
 	`<cashout product="3" event_id="sr:match:2" timestamp="5" request_id="9"><odds><market id="1"><outcome id="1" probabilities="0.5" odds="2"/></market></odds></cashout>`,
 	`<cashout product="1" event_id="sr:match:1" timestamp="1"><sport_event_status status="1" match_status="6"><results><result match_status_code="6" home_score="1" away_score="0"/></results></sport_event_status></cashout>`,
+	`<cashout event_id="sr:match:9" product="1" timestamp="1764152460123"><sport_event_status status="1" match_status="7" home_score="0" away_score="1"/>` +
+		`<odds><market id="534" specifiers="variant=pre:markettext:1" status="1"><outcome id="pre:outcometext:1" active="1" probabilities="NaN"/>` +
+		`<outcome id="pre:outcometext:2" active="1" probabilities="0.25"/></market>` +
+		`<market id="1" status="1"><outcome id="1" active="1" probabilities="0.75" win_probabilities="INF"/></market></odds></cashout>`,
 }
 
 var schemaSeeds = []struct {
@@ -130,7 +135,23 @@ func checkCashout(t *testing.T, body []byte) {
 		return
 	}
 	require.NoError(t, err, "encoding/xml accepts %q", body)
-	require.Equal(t, want, got, "decoders disagree on %q", body)
+	// xs:double's NaN equals nothing, itself included: equalDecoded takes NaN for NaN.
+	require.True(t, equalDecoded(want, got), "decoders disagree on %q:\n%#v\n%#v", body, want, got)
+}
+
+// The SDKs' cashout files send probabilities="NaN" for outcomes without a probability;
+// such a cashout decodes, every other market kept.
+func TestDecodeCashoutWithNaN(t *testing.T) {
+	body := []byte(cashoutSeeds[3])
+	m, err := DecodeCashout(body)
+	require.NoError(t, err)
+	require.Len(t, m.Markets, 2)
+	o := m.Markets[0].Outcomes
+	assert.True(t, o[0].HasProbability)
+	assert.True(t, math.IsNaN(o[0].Probability), "NaN reads as NaN: test with math.IsNaN")
+	assert.Equal(t, 0.25, o[1].Probability)
+	assert.Equal(t, 0.75, m.Markets[1].Outcomes[0].Probability)
+	checkCashout(t, body)
 }
 
 func checkSchemaViolations(t *testing.T, typ MessageType, body []byte) {
