@@ -37,6 +37,9 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeVsEncodingXML's baseline is encoding/xml's Unmarshal into the reference
+// structs, without the reference's own well-formedness pass (which reads the document twice
+// more): the cost a user of encoding/xml would pay.
 func BenchmarkDecodeVsEncodingXML(b *testing.B) {
 	for _, size := range []struct{ name, file string }{
 		{"1KiB", "odds_change_1k.xml"},
@@ -45,7 +48,7 @@ func BenchmarkDecodeVsEncodingXML(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			body := readFixture(b, size.file)
 			ref := baseline("encoding/xml "+size.file, func() {
-				if _, err := referenceDecode(MessageOddsChange, body); err != nil {
+				if _, err := referenceDecodeUnchecked(MessageOddsChange, body); err != nil {
 					b.Fatal(err)
 				}
 			})
