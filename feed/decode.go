@@ -7,9 +7,11 @@ import "fmt"
 //
 // Decode is a schema-specific decoder over the raw bytes: it allocates one copy of the body
 // and the message's slices, and costs a small fraction of encoding/xml's Unmarshal (see
-// BENCHMARKS.md). Its XML handling matches encoding/xml's: every document encoding/xml
-// parses, Decode parses to the same elements and attribute values (the tests fuzz one
-// against the other). Values are read strictly: numbers must be numbers (surrounding
+// BENCHMARKS.md). It accepts exactly what encoding/xml (strict, reading the whole body)
+// accepts, less what breaks XML rules encoding/xml does not check (an attribute twice in a
+// tag, a character XML forbids, content outside the root element), and parses it to the
+// same elements and attribute values (the tests fuzz one against the other, acceptance
+// included). Values are read strictly: numbers must be numbers (surrounding
 // whitespace aside) and booleans 0, 1, true or false, where encoding/xml's own field types
 // would let an empty string or "T" through. It never panics on malformed input.
 func Decode(t MessageType, body []byte) (Message, error) {

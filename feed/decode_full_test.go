@@ -262,8 +262,8 @@ func TestDecodeRejectsIncompleteNewElements(t *testing.T) {
 			`<market> attribute cashout_status="x": want a cashout status, 1, -1 or -2`},
 		{"bad next betstop", head + `<odds><market id="1"><market_metadata next_betstop="soon"/></market></odds></odds_change>`,
 			`<market_metadata> attribute next_betstop="soon": want milliseconds since the Unix epoch`},
-		{"bad expected totals", head + `<odds_generation_properties expected_totals="INF"/></odds_change>`,
-			`<odds_generation_properties> attribute expected_totals="INF": want a finite number`},
+		{"bad expected totals", head + `<odds_generation_properties expected_totals="inf"/></odds_change>`,
+			`<odds_generation_properties> attribute expected_totals="inf": want an xs:double such as 1.85, INF or NaN`},
 		{"bad outs", head + `<sport_event_status status="1" match_status="6" outs="two"/></odds_change>`,
 			`<sport_event_status> attribute outs="two": want an integer`},
 	}

@@ -164,7 +164,7 @@ func TestDecodeRejectsBadInputWithClearErrors(t *testing.T) {
 		{"missing request id", `<snapshot_complete product="1" timestamp="1"/>`, "lacks attribute request_id", MessageSnapshotComplete},
 		{"bad number", `<alive product="x" timestamp="1" subscribed="1"/>`, `<alive> attribute product="x": want an integer`, MessageAlive},
 		{"bad bool", `<alive product="1" timestamp="1" subscribed="yes"/>`, `attribute subscribed="yes": want 1, 0, true or false`, MessageAlive},
-		{"bad odds", `<odds_change product="1" event_id="sr:match:1" timestamp="1"><odds><market id="1"><outcome id="1" odds="NaN"/></market></odds></odds_change>`, `<outcome> attribute odds="NaN": want a finite number`, MessageOddsChange},
+		{"bad odds", `<odds_change product="1" event_id="sr:match:1" timestamp="1"><odds><market id="1"><outcome id="1" odds="Infinity"/></market></odds></odds_change>`, `<outcome> attribute odds="Infinity": want an xs:double such as 1.85, INF or NaN`, MessageOddsChange},
 		{"bad urn", `<bet_stop product="1" event_id="match:1" timestamp="1"/>`, `attribute event_id="match:1"`, MessageBetStop},
 		{"market without id", `<rollback_bet_settlement product="1" event_id="sr:match:1" timestamp="1"><market/></rollback_bet_settlement>`, "<market> lacks attribute id", MessageRollbackBetSettlement},
 		{"market status out of range", `<bet_stop product="1" event_id="sr:match:1" timestamp="1" market_status="257"/>`, `attribute market_status="257": want a market status from -128 to 127`, MessageBetStop},
@@ -278,5 +278,5 @@ func checkAgainstReference(t *testing.T, typ MessageType, body []byte) {
 		return
 	}
 	require.NoError(t, err, "encoding/xml accepts %q", body)
-	require.Equal(t, want, got, "decoders disagree on %q", body)
+	require.True(t, equalDecoded(want, got), "decoders disagree on %q:\nwant %#v\ngot  %#v", body, want, got)
 }

@@ -190,7 +190,7 @@ func (d *decoder) marketStatus() MarketStatus {
 func (d *decoder) float() float64 {
 	v, err := parseFloatValue(d.av)
 	if err != nil {
-		d.badValue("a finite number")
+		d.badValue("an xs:double such as 1.85, INF or NaN")
 	}
 	return v
 }
@@ -214,7 +214,7 @@ func (d *decoder) millis() time.Time {
 func (d *decoder) urn() URN {
 	v, err := parseURNValue(d.av)
 	if err != nil {
-		d.badValue("a URN such as sr:match:1234")
+		d.badValue("a URN such as sr:match:1234 (" + err.Error() + ")")
 	}
 	return v
 }

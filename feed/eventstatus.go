@@ -6,7 +6,9 @@ package feed
 // value the feed sends (no outs, no balls, a 0 penalty score), so a zero field cannot say
 // that the feed left the attribute out. Fields records which optional attributes and
 // elements the feed sent; Has asks it. A field whose bit is clear reads zero and means
-// "not reported", never "reported as zero".
+// "not reported", never "reported as zero". The scores (of the event, its periods and
+// its results) are xs:doubles: INF and NaN decode to math.Inf and NaN (test with
+// math.IsInf and math.IsNaN).
 type SportEventStatus struct {
 	// Status is 0 not started, 1 live, 2 suspended, 3 ended, 4 closed, ...; and 0 when the
 	// feed left the required attribute out (Header.SchemaViolations has MissingStatus).

@@ -57,7 +57,8 @@ type OddsChange struct {
 
 // OddsGeneration holds a few parameters of the producer's odds model, for a customer's own
 // model or spread betting. Each value is meaningful only with its Has flag set: the feed
-// may send one without the other, and 0 is a value (an even match has supremacy 0).
+// may send one without the other, and 0 is a value (an even match has supremacy 0). Both
+// may be ±Inf or NaN (the schema's INF, -INF, NaN): test with math.IsInf and math.IsNaN.
 type OddsGeneration struct {
 	ExpectedTotals       float64 // expected_totals: how many goals (points) in all
 	HasExpectedTotals    bool
@@ -148,6 +149,11 @@ type MarketMetadata struct {
 //
 // Odds and Probability are meaningful only with their Has flags set: the feed leaves odds
 // out for an outcome it does not price, and a probability of 0 is a value.
+//
+// Odds, Probability and the Additional probabilities are xs:doubles, which the schema lets
+// be INF, -INF or NaN: Decode gives math.Inf(1), math.Inf(-1) or a NaN for them, never 0
+// and never an error. Test with math.IsInf(v, 0) and math.IsNaN(v) before pricing: a NaN
+// is unequal to everything, itself included, so o.Odds > 1 is false for it.
 type OddsOutcome struct {
 	ID          string  // "1", "sr:player:1234", ...
 	Odds        float64 // decimal odds (odds); see HasOdds
@@ -242,6 +248,9 @@ const (
 //
 //	payout = stake * (1 - VoidFactor) * odds * DeadHeatFactor   (when Result is ResultWon)
 //	       + stake * VoidFactor                                 (the refund, won or lost)
+//
+// Both factors are xs:doubles: INF and NaN arrive as math.Inf and NaN; check math.IsNaN
+// and math.IsInf before multiplying a stake by them.
 type SettledOutcome struct {
 	ID     string
 	Result OutcomeResult

@@ -361,19 +361,16 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	}
 	for _, group := range s.Results {
 		for _, r := range group.Results {
-			c.require(r.MatchStatusCode.set, "result match_status_code")
-			c.require(r.HomeScore.set, "result home_score")
-			c.require(r.AwayScore.set, "result away_score")
 			st.Results = append(st.Results, EventResult{MatchStatusCode: r.MatchStatusCode.v,
 				HomeScore: r.HomeScore.v, AwayScore: r.AwayScore.v})
 		}
 	}
 	counts := func(dst *TeamCounts, r *refTeamCounts, f StatusField) {
 		if r != nil {
-			c.require(r.Home.set, "statistics home")
-			c.require(r.Away.set, "statistics away")
 			*dst = TeamCounts{Home: r.Home.v, Away: r.Away.v}
-			st.Fields |= f
+			if r.Home.set && r.Away.set { // a half count gets no bit (MissingStatisticsCount)
+				st.Fields |= f
+			}
 		}
 	}
 	stats := s.Statistics
@@ -389,7 +386,16 @@ func referenceDecode(t MessageType, body []byte) (Message, error) {
 	if err := referenceWellFormed(body, false); err != nil {
 		return nil, err
 	}
-	return referenceDecodeUnchecked(t, body)
+	m, err := referenceDecodeUnchecked(t, body)
+	if err != nil {
+		return nil, err
+	}
+	v, err := referenceSchemaViolations(t, body)
+	if err != nil {
+		return nil, err
+	}
+	m.MessageHeader().SchemaViolations = v
+	return m, nil
 }
 
 // referenceDecodeUnchecked is referenceDecode with encoding/xml's rules alone.
@@ -508,6 +514,8 @@ func referenceDecodeUnchecked(t MessageType, body []byte) (Message, error) {
 		}
 		m = &FixtureChange{Header: c.header(r.refHeader, true), ChangeType: r.ChangeType.v,
 			StartTime: r.StartTime.v, NextLiveTime: r.NextLiveTime.v}
+	case MessageCashout:
+		return referenceCashout(body)
 	case MessageAlive:
 		var r refAlive
 		if err := unmarshal(&r); err != nil {

@@ -2,6 +2,7 @@ package feedtest
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -231,9 +232,18 @@ func (w *xmlWriter) floatAttr(n string, v float64) {
 	}
 }
 
+// floatAttrAlways writes v as an xs:double: the infinities as INF and -INF (strconv
+// writes +Inf and -Inf, which the schema has not), NaN as NaN.
 func (w *xmlWriter) floatAttrAlways(n string, v float64) {
 	w.name(n)
-	w.b = strconv.AppendFloat(w.b, v, 'g', -1, 64)
+	switch {
+	case math.IsInf(v, 1):
+		w.b = append(w.b, "INF"...)
+	case math.IsInf(v, -1):
+		w.b = append(w.b, "-INF"...)
+	default:
+		w.b = strconv.AppendFloat(w.b, v, 'g', -1, 64)
+	}
 	w.b = append(w.b, '"')
 }
 

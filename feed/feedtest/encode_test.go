@@ -2,6 +2,7 @@ package feedtest_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -246,3 +247,24 @@ func TestAppendXMLPanicsOnUnknownMessage(t *testing.T) {
 type otherMessage struct{ feed.Header }
 
 func (*otherMessage) Type() feed.MessageType { return feed.MessageUnknown }
+
+// The infinities and NaN, which the feed may send as xs:doubles, are written in the
+// schema's lexical forms and decode back.
+func TestMarshalWritesXSDoubles(t *testing.T) {
+	m := &feed.OddsChange{Header: feed.Header{Producer: 1, Event: feed.MustParseURN("sr:match:1"), Timestamp: time.UnixMilli(1).UTC()},
+		Markets: []feed.OddsMarket{{ID: 1, Outcomes: []feed.OddsOutcome{
+			{ID: "1", Odds: math.Inf(1), HasOdds: true},
+			{ID: "2", Odds: math.Inf(-1), HasOdds: true},
+			{ID: "3", Odds: math.NaN(), HasOdds: true},
+		}}}}
+	body := feedtest.Marshal(m)
+	for _, want := range []string{`odds="INF"`, `odds="-INF"`, `odds="NaN"`} {
+		assert.Contains(t, string(body), want)
+	}
+	got, err := feed.DecodeOddsChange(body)
+	require.NoError(t, err)
+	o := got.Markets[0].Outcomes
+	assert.True(t, math.IsInf(o[0].Odds, 1))
+	assert.True(t, math.IsInf(o[1].Odds, -1))
+	assert.True(t, math.IsNaN(o[2].Odds))
+}
