@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit/internal/xmlscan/xmlref"
 )
 
 // The reference parser: encoding/xml's Unmarshal, then the same rules as the fast parser
@@ -111,6 +113,9 @@ type refMappingOutcome struct {
 var errRefXML = errors.New("encoding/xml refuses the document")
 
 func referenceDescriptions(b []byte) ([]Description, error) {
+	if err := xmlref.WellFormed(b, false); err != nil {
+		return nil, fmt.Errorf("%w: %v", errRefXML, err)
+	}
 	var doc refDescriptions
 	if err := xml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", errRefXML, err)
@@ -152,6 +157,9 @@ func referenceDescriptions(b []byte) ([]Description, error) {
 }
 
 func referenceVariants(b []byte) ([]Variant, error) {
+	if err := xmlref.WellFormed(b, false); err != nil {
+		return nil, fmt.Errorf("%w: %v", errRefXML, err)
+	}
 	var doc refVariants
 	if err := xml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", errRefXML, err)
@@ -235,7 +243,8 @@ func checkDescriptions(t *testing.T, b []byte) {
 	want, refErr := referenceDescriptions(b)
 	switch {
 	case errors.Is(refErr, errRefXML):
-		return // XML that encoding/xml refuses: the fast parser may refuse it or not
+		require.Error(t, err, "not well-formed XML (%v): %q", refErr, b)
+		return
 	case refErr != nil:
 		require.Error(t, err, "the reference refuses %q: %v", b, refErr)
 	default:
@@ -254,6 +263,7 @@ func checkVariants(t *testing.T, b []byte) {
 	want, refErr := referenceVariants(b)
 	switch {
 	case errors.Is(refErr, errRefXML):
+		require.Error(t, err, "not well-formed XML (%v): %q", refErr, b)
 		return
 	case refErr != nil:
 		require.Error(t, err, "the reference refuses %q: %v", b, refErr)

@@ -270,3 +270,19 @@ func TestParseDescriptionsSizingGuesses(t *testing.T) {
 		checkDescriptions(t, []byte(variant))
 	}
 }
+
+// A description that is not well-formed XML is refused whole, as the feed's messages are:
+// an attribute twice, content after the root, a mismatched end tag.
+func TestParseDescriptionsRefusesMalformedXML(t *testing.T) {
+	for _, doc := range []string{
+		`<market_descriptions><market id="1" name="a" name="b"/></market_descriptions>`,
+		`<market_descriptions><market id="1" name="a"/></market_descriptions>trailing`,
+		`<market_descriptions><market id="1" name="a"></markt></market_descriptions>`,
+	} {
+		_, err := ParseDescriptions([]byte(doc))
+		var pe *ParseError
+		require.ErrorAs(t, err, &pe, doc)
+		_, refErr := referenceDescriptions([]byte(doc))
+		require.ErrorIs(t, refErr, errRefXML, doc)
+	}
+}
