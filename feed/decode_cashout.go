@@ -29,9 +29,5 @@ func (d *decoder) cashout(body []byte, m *Cashout) {
 			d.skip()
 		}
 	}
-	if len(m.Markets) == 0 {
-		m.Markets = nil
-	}
-	d.shareAdditional(outcomes)
-	shareOutcomes(m.Markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
+	d.finishMarkets(&m.Markets, outcomes)
 }

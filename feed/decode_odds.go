@@ -42,11 +42,18 @@ func (d *decoder) oddsChange(body []byte, m *OddsChange) {
 			d.skip()
 		}
 	}
-	if len(m.Markets) == 0 {
-		m.Markets = nil
+	d.finishMarkets(&m.Markets, outcomes)
+}
+
+// finishMarkets ends the reading of an odds change's or a cashout's market lines: none is
+// nil, as encoding/xml leaves it, and once the outcomes have stopped moving every line is
+// pointed at its own (see readOutcomes).
+func (d *decoder) finishMarkets(markets *[]OddsMarket, outcomes []OddsOutcome) {
+	if len(*markets) == 0 {
+		*markets = nil
 	}
 	d.shareAdditional(outcomes)
-	shareOutcomes(m.Markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
+	shareOutcomes(*markets, outcomes, func(mk *OddsMarket) *[]OddsOutcome { return &mk.Outcomes })
 }
 
 // odds reads an odds element (of an odds_change or a cashout): its attributes into
