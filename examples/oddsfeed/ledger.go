@@ -42,9 +42,10 @@ type matchLedger struct {
 
 // entry is a message sent and not yet received, known by what the feed put in it.
 type entry struct {
-	typ feed.MessageType
-	ts  int64 // milliseconds, as the feed stamps
-	seq uint64
+	typ  feed.MessageType
+	ts   int64 // milliseconds, as the feed stamps
+	seq  uint64
+	sent time.Time // when the simulator published it, by the wall clock
 }
 
 func newLedger(next feedtest.Publisher, idle time.Duration) *ledger {
@@ -82,8 +83,9 @@ func (l *ledger) sent(event feed.URN, typ feed.MessageType, ts time.Time) uint64
 		l.seen++
 	}
 	ml.nextSeq++
-	ml.outstanding = append(ml.outstanding, entry{typ, ts.UnixMilli(), ml.nextSeq})
-	ml.lastActive = time.Now()
+	now := time.Now()
+	ml.outstanding = append(ml.outstanding, entry{typ, ts.UnixMilli(), ml.nextSeq, now})
+	ml.lastActive = now
 	l.pending++
 	select {
 	case l.sentSignal <- struct{}{}:
@@ -177,7 +179,20 @@ func (l *ledger) wait(ctx context.Context, stall time.Duration) {
 // accounts is the ledger's verdict.
 type accounts struct {
 	sent, received, lost, duplicates, reordered, matches int
+	firstLost                                            []lostMessage // the first few lost, oldest first
 }
+
+// lostMessage names a message that never arrived, for the summary: what the operator
+// looks for in the feed's history and in the SDK's log.
+type lostMessage struct {
+	event feed.URN
+	typ   feed.MessageType
+	stamp time.Time // the feed's timestamp
+	sent  time.Time // when it was published, by the wall clock
+}
+
+// maxLostShown bounds the lost messages a summary names.
+const maxLostShown = 5
 
 func (l *ledger) outstanding() int {
 	l.mu.Lock()
@@ -189,5 +204,16 @@ func (l *ledger) accounts() accounts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return accounts{sent: l.received + l.pending, received: l.received, lost: l.pending,
-		duplicates: l.duplicates, reordered: l.reordered, matches: l.seen}
+		duplicates: l.duplicates, reordered: l.reordered, matches: l.seen, firstLost: l.firstLostLocked()}
+}
+
+func (l *ledger) firstLostLocked() []lostMessage {
+	var lost []lostMessage
+	for event, ml := range l.matches {
+		for _, e := range ml.outstanding {
+			lost = append(lost, lostMessage{event: event, typ: e.typ, stamp: time.UnixMilli(e.ts).UTC(), sent: e.sent})
+		}
+	}
+	slices.SortFunc(lost, func(a, b lostMessage) int { return a.sent.Compare(b.sent) })
+	return lost[:min(len(lost), maxLostShown)]
 }

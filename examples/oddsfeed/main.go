@@ -452,6 +452,9 @@ func summarize(out io.Writer, t *tally, st figures, l link, elapsed time.Duratio
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
 	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
 	line("lost", acc.lost)
+	for _, m := range acc.firstLost {
+		fmt.Fprintf(out, "    lost: %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+	}
 	line("out of order", acc.reordered)
 	if acc.lost > 0 || acc.reordered > 0 {
 		return errors.New("messages were lost or reordered")

@@ -101,7 +101,7 @@ type Simulator struct {
 	stats    SimulatorStats
 	apiStats apiCounter // requests to the API, by route (APIRequests)
 
-	publishMu sync.Mutex // one publisher at a time keeps each match's messages in order
+	publishMu sync.Mutex // one live publish at a time: each match's messages and the alives in time order
 	replaying int        // replays in progress, guarded by mu
 	replayed  *sync.Cond // signalled on mu when replaying drops
 }
@@ -363,6 +363,12 @@ func (s *Simulator) SendAlive(ctx context.Context, producerID int, subscribed bo
 	if _, ok := s.producer[producerID]; !ok {
 		return fmt.Errorf("feedtest: SendAlive: unknown producer %d", producerID)
 	}
+	// Stamped and sent in turn with the event messages, as the feed's stream is in time
+	// order: an alive never overtakes a message stamped before it. A consumer recovers
+	// from the last alive it processed, so a message that did, and was then lost, would
+	// be in no replay.
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
 	s.mu.Lock()
 	stamp := s.stampLocked()
 	s.mu.Unlock()
