@@ -42,8 +42,11 @@ func (m *Monitor[K]) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C():
-			m.Advance(clk.Now())
-			t.Reset(m.untilNextTick(clk.Now()))
+			// One reading of the clock for both: the next boundary is the one after the
+			// time advanced to, so none passes unadvanced while Advance runs.
+			now := clk.Now()
+			m.Advance(now)
+			t.Reset(m.untilNextTick(now))
 		}
 	}
 }
