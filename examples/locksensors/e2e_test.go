@@ -80,12 +80,12 @@ func TestEndToEnd(t *testing.T) {
 	h.handled(2)
 	got = h.attempts(1)
 	assert.Equal(t, map[locks.Status]int{locks.Delivered: 1}, got, "the change sent while the service was down")
-	advance(clk, time.Minute)
+	h.advance(clk, time.Minute)
 	got = h.attempts(3)
 	assert.Equal(t, map[locks.Status]int{locks.Delivered: 3}, got, "the retries outlived the restart")
 
 	// An hour of silence: every sensor is lost; one comes back.
-	advance(clk, time.Hour)
+	h.advance(clk, time.Hour)
 	got = h.attempts(len(sensors))
 	assert.Equal(t, map[locks.Status]int{locks.Delivered: len(sensors)}, got)
 	back := clk.Now()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -36,6 +37,9 @@ type harness struct {
 func startService(t *testing.T, cfg serviceConfig) *harness {
 	t.Helper()
 	h := &harness{t: t, batches: make(chan int, 10000), finishes: make(chan locks.Result, 10000)}
+	if cfg.logger == nil {
+		cfg.logger = testLogger(t)
+	}
 	cfg.wrapStore = func(s locks.Store) locks.Store { return finishWatch{Store: s, done: h.finishes} }
 	cfg.afterBatch = func(msgs []locks.Message, err error) {
 		if err == nil {
@@ -69,6 +73,35 @@ func startService(t *testing.T, cfg serviceConfig) *harness {
 		t.Fatal("the service was not consuming within 30s")
 	}
 	return h
+}
+
+// testLogger returns a logger whose records the test prints if it fails: what the
+// service said of the store, the broker and its retries is what explains a wait that
+// timed out.
+func testLogger(t *testing.T) *slog.Logger {
+	var (
+		mu  sync.Mutex
+		buf bytes.Buffer
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if t.Failed() && buf.Len() > 0 {
+			t.Logf("the service's log:\n%s", buf.Bytes())
+		}
+	})
+	return slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // finishWatch reports every recorded attempt.
@@ -197,14 +230,17 @@ func reading(id string, data int, ts time.Time) []byte {
 // next look, the liveness monitor's tick and its resync ticker.
 const idle = 3
 
-// advance moves clk by d once the service is idle, and again by nothing once it is
-// idle after that: the liveness monitor, woken on the way, may have read the time
-// before the clock got there and be waiting for a tick that is already due.
-func advance(clk *clocktest.Fake, d time.Duration) {
+// advance moves clk by d once the service is idle (its timers set for what they wait
+// for), then has the sensors silent by then found and their losses recorded: the
+// liveness monitor, woken by the clock on its way, may read the time before the clock
+// has got there and wait for a later tick, which the test never reaches.
+func (h *harness) advance(clk *clocktest.Fake, d time.Duration) {
+	h.t.Helper()
 	clk.BlockUntil(idle)
 	clk.Advance(d)
-	clk.BlockUntil(idle)
-	clk.Advance(0)
+	ctx, cancel := context.WithTimeout(h.t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(h.t, h.svc.liveness.Flush(ctx), "the losses due by %v not recorded within 30s", clk.Now())
 }
 
 var _ = assert.Equal

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/heartbeat"
+	"github.com/feedkit/feedkit/internal/broadcast"
 )
 
 // DefaultSilence is how long a sensor may stay silent before it is lost: sensors send
@@ -53,13 +54,15 @@ type LivenessConfig struct {
 // the sensor's lock, so a sensor another process heard from recently is not lost, and
 // of two processes finding the same loss, one records it.
 type Liveness struct {
-	store Store
-	cfg   LivenessConfig
-	m     *heartbeat.Monitor[SensorID]
-	mu    sync.Mutex
-	owed  []SensorID // found silent, not yet recorded
-	found chan struct{}
-	stats livenessCounters
+	store     Store
+	cfg       LivenessConfig
+	m         *heartbeat.Monitor[SensorID]
+	mu        sync.Mutex
+	owed      []SensorID // found silent, not yet taken to be recorded
+	recording int        // taken from owed, not yet recorded
+	found     chan struct{}
+	recorded  broadcast.Signal // notified as each owed loss is recorded
+	stats     livenessCounters
 }
 
 // LivenessStats counts what a Liveness did.
@@ -181,13 +184,39 @@ func (l *Liveness) record(ctx context.Context) {
 		l.mu.Lock()
 		owed := l.owed
 		l.owed = nil
+		l.recording = len(owed)
 		l.mu.Unlock()
 		for _, id := range owed {
 			if l.retry(ctx, func(ctx context.Context) error { return l.markLost(ctx, id) }) != nil {
 				return
 			}
+			l.mu.Lock()
+			l.recording--
+			l.mu.Unlock()
+			l.recorded.Notify()
 		}
 	}
+}
+
+// Flush does at once what Run does when the clock passes a tick: it finds the sensors
+// silent by the clock's time now, and returns once Run has recorded each (or found it
+// heard from meanwhile, deleted, or lost already), or with ctx.Err() when ctx ends
+// first, as it does while a failing Store is being retried.
+//
+// It is for tests on a fake clock (package clocktest). Run's monitor wakes at the tick
+// the clock fires on its way, and may read the time before the clock has got where the
+// test moved it, then wait for a later tick: after moving the clock, a test calls Flush
+// and sees every loss due by then in the Store, whenever Run's goroutines wake. Flush
+// needs Run, which does the recording.
+func (l *Liveness) Flush(ctx context.Context) error {
+	if err := l.m.Flush(ctx); err != nil {
+		return err
+	}
+	return l.recorded.Wait(ctx, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.owed) == 0 && l.recording == 0
+	})
 }
 
 // retry calls f until it succeeds or ctx ends, waiting on the clock between attempts.

@@ -8,12 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/examples/locksensors/locks"
 )
 
 // livenessRig runs a Liveness and an Ingester feeding it, on one store and fake clock.
 type livenessRig struct {
+	t       *testing.T
 	store   locks.Store
 	clk     *clocktest.Fake
 	live    *locks.Liveness
@@ -28,7 +30,7 @@ type check struct {
 }
 
 func newLivenessRig(t *testing.T, store locks.Store, clk *clocktest.Fake) *livenessRig {
-	r := &livenessRig{store: store, clk: clk, checked: make(chan check, 100)}
+	r := &livenessRig{t: t, store: store, clk: clk, checked: make(chan check, 100)}
 	var err error
 	r.live, err = locks.NewLiveness(store, locks.LivenessConfig{Clock: clk, Silence: time.Hour,
 		Resync: 24 * time.Hour, Checked: func(id locks.SensorID, lost bool) { r.checked <- check{id, lost} }})
@@ -51,13 +53,15 @@ func newLivenessRig(t *testing.T, store locks.Store, clk *clocktest.Fake) *liven
 	return r
 }
 
-// advance moves the clock by d and makes sure the monitor has looked at the time it
-// reached: the fake clock fires the monitor's tick on the way, and the monitor may read
-// the time before the clock has got there, then wait for a tick that is already due.
+// advance moves the clock by d and has the silences due by then found and checked:
+// Run's monitor, woken by the clock on its way, may read the time before the clock has
+// got there and wait for a later tick; Flush does not depend on when it wakes.
 func (r *livenessRig) advance(d time.Duration) {
+	r.t.Helper()
 	r.clk.Advance(d)
-	r.clk.BlockUntil(2) // the monitor's tick again, and the resync ticker
-	r.clk.Advance(0)
+	ctx, cancel := context.WithTimeout(r.t.Context(), time.Minute) // a guard against a hang
+	defer cancel()
+	require.NoError(r.t, r.live.Flush(ctx))
 }
 
 // next waits for the next silence the monitor finds to be checked.
@@ -67,7 +71,7 @@ func (r *livenessRig) next(t *testing.T) check {
 	case c := <-r.checked:
 		return c
 	case <-time.After(time.Minute):
-		t.Fatal("no silence checked within 10s")
+		t.Fatal("no silence checked within a minute")
 		return check{}
 	}
 }
@@ -163,3 +167,54 @@ func TestLivenessForgetsDeletedSensors(t *testing.T) {
 	assert.Zero(t, rig.live.Stats().Tracked)
 	assert.Zero(t, rig.live.Stats().Lost)
 }
+
+// TestLivenessFlushRecordsWhatRunSleptThrough runs a Liveness whose timers never fire, as
+// if its goroutines were slow to wake on a busy machine: Flush alone has the losses due
+// by the clock's time found and recorded before it returns.
+func TestLivenessFlushRecordsWhatRunSleptThrough(t *testing.T) {
+	store := locks.NewMemoryStore(0)
+	registry(t, store, []string{"s1", "s2"}, "http://a.example/hook")
+	clk := clocktest.NewFake(t0)
+	live, err := locks.NewLiveness(store, locks.LivenessConfig{Clock: sleepyClock{clk}, Silence: time.Hour})
+	require.NoError(t, err)
+	in, err := locks.NewIngester(store, locks.IngesterConfig{Clock: clk, Seen: live.Seen})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- live.Run(ctx) }()
+	require.NoError(t, in.HandleBatch(ctx, msgs(t0, reading("s1", 1, t0), reading("s2", 0, t0))))
+
+	clk.Advance(time.Hour - time.Second)
+	require.NoError(t, live.Flush(ctx))
+	assert.Zero(t, live.Stats().Lost, "silent for less than an hour")
+
+	clk.Advance(2 * time.Second)
+	require.NoError(t, live.Flush(ctx))
+	for _, id := range []locks.SensorID{"s1", "s2"} {
+		cur, err := store.Current(ctx, id)
+		require.NoError(t, err)
+		assert.True(t, cur.Lost, "sensor %s", id)
+	}
+	assert.Equal(t, uint64(2), live.Stats().Lost)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// sleepyClock is a fake clock whose timers and tickers never fire.
+type sleepyClock struct{ *clocktest.Fake }
+
+func (sleepyClock) NewTimer(time.Duration) clock.Timer   { return sleepyTimer{} }
+func (sleepyClock) NewTicker(time.Duration) clock.Ticker { return sleepyTicker{} }
+
+type sleepyTimer struct{}
+
+func (sleepyTimer) C() <-chan time.Time      { return nil }
+func (sleepyTimer) Stop() bool               { return true }
+func (sleepyTimer) Reset(time.Duration) bool { return true }
+
+type sleepyTicker struct{}
+
+func (sleepyTicker) C() <-chan time.Time { return nil }
+func (sleepyTicker) Stop()               {}
+func (sleepyTicker) Reset(time.Duration) {}
