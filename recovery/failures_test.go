@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -216,3 +218,30 @@ func TestRetryAfterFromTheAPIIsHonoured(t *testing.T) {
 	r.advance(time.Millisecond, time.Millisecond)
 	r.recovered()
 }
+
+// A retry due by the clock's time goes out at a Flush even when its timer has not fired:
+// a timer is set for a duration from the moment it is set, so one set while a fake clock
+// moved past the retry falls due after it. Here the manager's timers never fire at all.
+func TestFlushSendsARetryDueBeforeItsTimerFires(t *testing.T) {
+	r := newRig(t, recovery.Config{RetryInitial: time.Minute, RetryMax: time.Hour, HeartbeatLimits: quietHeartbeat},
+		withClock(func(f *clocktest.Fake) clock.Clock { return lateTimers{f} }))
+	r.api.failNext(errBoom)
+	r.alive(1, true)
+	r.api.next(t)
+	re := requestErr(t, r.nextErr())
+	r.setClock(re.RetryAt)
+	c := r.recovered()
+	r.snapshot(0, 1, c.id)
+	require.Equal(t, "producer 1 up (FirstRecoveryCompleted)", r.next())
+}
+
+// lateTimers is a fake clock whose timers never fire; its tickers do.
+type lateTimers struct{ *clocktest.Fake }
+
+func (lateTimers) NewTimer(time.Duration) clock.Timer { return neverTimer{} }
+
+type neverTimer struct{}
+
+func (neverTimer) C() <-chan time.Time      { return nil }
+func (neverTimer) Stop() bool               { return true }
+func (neverTimer) Reset(time.Duration) bool { return true }

@@ -406,7 +406,9 @@ func (m *Manager) run() {
 }
 
 // drainDue handles a tick or a retry that is due but not yet taken, so that a barrier
-// comes after them.
+// comes after them. A retry due by the clock's time is sent even when its timer has not
+// fired: a timer is set for a duration from the moment it is set, and a fake clock moved
+// past the retry while the manager was setting it leaves it due later than the retry.
 func (m *Manager) drainDue(tick clock.Ticker) {
 	select {
 	case now := <-tick.C():
@@ -415,13 +417,19 @@ func (m *Manager) drainDue(tick clock.Ticker) {
 	}
 	select {
 	case <-m.retry.C():
-		m.do(func(now time.Time) {
-			for _, p := range m.order {
-				m.kick(p, now)
-			}
-		})
 	default:
+		m.mu.Lock()
+		next := m.nextRetryLocked()
+		m.mu.Unlock()
+		if next.IsZero() || next.After(m.s.Clock.Now()) {
+			return
+		}
 	}
+	m.do(func(now time.Time) {
+		for _, p := range m.order {
+			m.kick(p, now)
+		}
+	})
 }
 
 // do runs f under the lock, then the effects f queued (store writes, listener calls,
@@ -432,7 +440,7 @@ func (m *Manager) do(f func(now time.Time)) {
 	f(now)
 	effects := m.effects
 	m.effects = nil
-	next := m.nextRetryLocked(now)
+	next := m.nextRetryLocked()
 	m.mu.Unlock()
 	for _, e := range effects {
 		e()
@@ -443,7 +451,7 @@ func (m *Manager) do(f func(now time.Time)) {
 }
 
 // nextRetryLocked returns the earliest scheduled retry, zero when none.
-func (m *Manager) nextRetryLocked(now time.Time) time.Time {
+func (m *Manager) nextRetryLocked() time.Time {
 	var next time.Time
 	for _, p := range m.order {
 		if p.needs && p.inFlight == 0 && !p.retryAt.IsZero() && (next.IsZero() || p.retryAt.Before(next)) {

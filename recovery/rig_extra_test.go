@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
@@ -31,6 +32,7 @@ type wiring struct {
 	requester recovery.Requester
 	node      feed.NodeID
 	sessions  int
+	clock     func(*clocktest.Fake) clock.Clock // the manager's clock made of the rig's
 }
 
 // A rigOption changes the wiring of a rig's manager.
@@ -44,6 +46,11 @@ func withRequester(req recovery.Requester) rigOption {
 // withNode makes the manager record node with its requests.
 func withNode(node feed.NodeID) rigOption {
 	return func(w *wiring) { w.node = node }
+}
+
+// withClock gives the manager the clock wrap makes of the rig's fake clock.
+func withClock(wrap func(*clocktest.Fake) clock.Clock) rigOption {
+	return func(w *wiring) { w.clock = wrap }
 }
 
 // withSessions makes the manager take the system messages of n sessions.
@@ -68,6 +75,9 @@ func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openA
 		o(&w)
 	}
 	cfg.Clock = r.clk
+	if w.clock != nil {
+		cfg.Clock = w.clock(r.clk)
+	}
 	cfg.OnError = func(err error) { r.errs <- err }
 	m, err := recovery.NewManager(w.requester, r.global, w.node, w.sessions, cfg)
 	require.NoError(t, err)
