@@ -107,7 +107,10 @@ func TestFlushWaitsForACallbackInProgress(t *testing.T) {
 	entered := make(chan string, 1)
 	release := make(chan struct{})
 	var returned atomic.Bool
-	m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Clock: fake,
+	// A Tick of the whole Timeout gives Run one boundary to wake at, the instant the clock
+	// is moved to: with more on the way, Run could read the time at one of them and set
+	// its timer for the next after the clock's time, which the test never reaches.
+	m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Tick: time.Minute, Clock: fake,
 		OnLost: func(key string, _ time.Time) {
 			entered <- key
 			<-release
