@@ -396,11 +396,7 @@ func (m *Manager) run() {
 		case now := <-tick.C():
 			m.check(now)
 		case <-m.retry.C():
-			m.do(func(now time.Time) {
-				for _, p := range m.order {
-					m.kick(p, now)
-				}
-			})
+			m.do(m.kickAll)
 		}
 	}
 }
@@ -425,11 +421,14 @@ func (m *Manager) drainDue(tick clock.Ticker) {
 			return
 		}
 	}
-	m.do(func(now time.Time) {
-		for _, p := range m.order {
-			m.kick(p, now)
-		}
-	})
+	m.do(m.kickAll)
+}
+
+// kickAll sends the requests of every producer whose retry is due at now.
+func (m *Manager) kickAll(now time.Time) {
+	for _, p := range m.order {
+		m.kick(p, now)
+	}
 }
 
 // do runs f under the lock, then the effects f queued (store writes, listener calls,
