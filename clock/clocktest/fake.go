@@ -10,7 +10,8 @@ import (
 )
 
 // Fake is a Clock that moves only when told to. Timers and tickers fire, in time order,
-// while Advance or Set moves the clock past their deadlines.
+// while Advance or Set moves the clock past their deadlines; a timer set for a duration of
+// zero or less fires at once, as time.Timer's does.
 //
 // A test that must know a goroutine has started waiting before it advances the clock calls
 // BlockUntil, which returns once that many timers and tickers are pending: a signal, not a
@@ -40,14 +41,14 @@ func (f *Fake) Now() time.Time {
 // Since returns the fake time elapsed since t.
 func (f *Fake) Since(t time.Time) time.Duration { return f.Now().Sub(t) }
 
-// NewTimer creates a timer that fires when the clock reaches now+d.
+// NewTimer creates a timer that fires when the clock reaches now+d, at once when d <= 0.
 func (f *Fake) NewTimer(d time.Duration) clock.Timer {
 	w := &fakeWaiter{clock: f, ch: make(chan time.Time, 1)}
 	f.schedule(w, d)
 	return w
 }
 
-// AfterFunc calls fn in its own goroutine when the clock reaches now+d.
+// AfterFunc calls fn in its own goroutine when the clock reaches now+d, at once when d <= 0.
 func (f *Fake) AfterFunc(d time.Duration, fn func()) clock.Timer {
 	w := &fakeWaiter{clock: f, fn: fn}
 	f.schedule(w, d)
@@ -153,8 +154,21 @@ func (f *Fake) BlockUntilContext(ctx context.Context, n int) error {
 func (f *Fake) schedule(w *fakeWaiter, d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.armLocked(w, d)
+}
+
+// armLocked sets w to fire at now+d. A timer already due fires at once, as time.Timer's
+// does: waiting for the next Advance would leave code that re-arms a timer for a deadline
+// the clock has reached (a retry due now) waiting for a step the test may never take.
+// A ticker's period is positive, so it always waits.
+func (f *Fake) armLocked(w *fakeWaiter, d time.Duration) {
 	w.deadline = f.now.Add(d)
-	f.insertLocked(w)
+	if d <= 0 {
+		w.pending = false
+		w.fire(f.now)
+	} else {
+		f.insertLocked(w)
+	}
 	f.cond.Broadcast()
 }
 
@@ -224,9 +238,7 @@ func (w *fakeWaiter) Reset(d time.Duration) bool {
 		}
 		w.period = d
 	}
-	w.deadline = f.now.Add(d)
-	f.insertLocked(w)
-	f.cond.Broadcast()
+	f.armLocked(w, d)
 	return wasPending
 }
 

@@ -151,3 +151,38 @@ func TestFakeNextIsTheEarliestDeadline(t *testing.T) {
 	next, _ = clk.Next()
 	assert.Equal(t, t0.Add(1500*time.Millisecond), next)
 }
+
+// As time.Timer does, a timer set for a duration of zero or less fires at once, without
+// waiting for the clock to move: code that re-arms its timer for a deadline that is
+// already due (a retry due now) must not wait for a step a test may never take.
+func TestFakeTimerDueAlreadyFiresAtOnce(t *testing.T) {
+	f := NewFake(t0)
+	tm := f.NewTimer(0)
+	select {
+	case got := <-tm.C():
+		assert.Equal(t, t0, got)
+	default:
+		t.Fatal("NewTimer(0) did not fire")
+	}
+
+	assert.False(t, tm.Reset(-time.Second))
+	select {
+	case got := <-tm.C():
+		assert.Equal(t, t0, got)
+	default:
+		t.Fatal("Reset(-1s) did not fire")
+	}
+
+	assert.False(t, tm.Reset(time.Minute))
+	assert.True(t, tm.Reset(0), "Reset reports the timer was pending")
+	assert.Len(t, tm.C(), 1)
+	assert.Equal(t, 0, f.Pending())
+
+	called := make(chan struct{})
+	f.AfterFunc(0, func() { close(called) })
+	select {
+	case <-called:
+	case <-time.After(time.Minute):
+		t.Fatal("AfterFunc(0) did not call its function")
+	}
+}
