@@ -92,14 +92,23 @@ func TestTwoNodesSharingALedgerNeverExceedALimit(t *testing.T) {
 	assert.Positive(t, perNode["node 1"], "both nodes took places: %v", perNode)
 	assert.Positive(t, perNode["node 2"], "both nodes took places: %v", perNode)
 
-	// One nanosecond before the edge nothing moves; at the edge the other 10 go.
+	// One nanosecond before the edge nothing moves; at the edge the other 10 go. Each
+	// step waits until both managers have acted on the clock's new time.
+	flush := func() {
+		for _, m := range managers {
+			require.NoError(t, m.Flush(t.Context()))
+		}
+	}
+	flush()
 	clk.Advance(10*time.Minute - time.Nanosecond)
+	flush()
 	select {
 	case c := <-calls:
 		t.Fatalf("a request before the window allowed it: %s", c)
 	default:
 	}
 	clk.Advance(time.Nanosecond)
+	flush()
 	for range 10 {
 		assert.Contains(t, next(t, calls), "at 12:10:00")
 	}
