@@ -164,8 +164,7 @@ func (f *Fake) schedule(w *fakeWaiter, d time.Duration) {
 func (f *Fake) armLocked(w *fakeWaiter, d time.Duration) {
 	w.deadline = f.now.Add(d)
 	if d <= 0 {
-		w.pending = false
-		w.fire(f.now)
+		w.fire(f.now) // never inserted, so not pending
 	} else {
 		f.insertLocked(w)
 	}
