@@ -22,7 +22,7 @@
 //
 //   - [github.com/feedkit/feedkit/concurrent]: delivery to your listeners: the concurrent
 //     listener (each match's messages in order, matches in parallel on a pool of
-//     workers) and its serial twin, SerialListener (one call at a time in arrival order),
+//     workers) and its serial twin, SerialDispatcher (one call at a time in arrival order),
 //     both on one task tracker that holds a producer's up back until every message of its
 //     recovery has been processed.
 //
@@ -77,7 +77,7 @@
 // The kit has one rule for what goes where: what a component cannot work without, and
 // what an assembler wires in, is an argument of its constructor (recovery.NewManager takes
 // the recovery API client, the GlobalEventsListener, the node and the number of sessions;
-// concurrent.NewOddsFeedListener the listener and the tracker); a Config holds tunables
+// concurrent.NewDispatcher the listener and the tracker); a Config holds tunables
 // and optional plug-ins with a default (a Store, a Ledger, a Clock, a Logger, OnError).
 // So Config.Recovery holds only what you may set, and New wires the rest. New also reads
 // the environment, which the components never do: RecoveryEnabledEnv

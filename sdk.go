@@ -20,7 +20,7 @@ import (
 //	transport ─► session (one per interest) ─┬─► alive, snapshot_complete ─► recovery.Manager ─┐
 //	                                         └─► dispatcher ─► your OddsFeedListener          │
 //	                                               │ tasks tracked per recovery               ▼
-//	                                               └──────────────► concurrent.GlobalEventsListener ─► your GlobalEventsListener
+//	                                               └──────────────► concurrent.StatusGate ─► your GlobalEventsListener
 //
 // A producer up (FirstRecoveryCompleted, ReturnedFromInactivity) reaches Config.Global
 // only after every message of the recovery behind it has been processed.
@@ -28,12 +28,12 @@ type SDK struct {
 	cfg       Config
 	transport feed.Transport
 	tracker   *concurrent.TaskLifecycleTracker
-	global    *concurrent.GlobalEventsListener
+	global    *concurrent.StatusGate
 	manager   *recovery.Manager
 	sessions  []*feed.Session
 	pool      *concurrent.Pool               // the workers of every session; nil with serial delivery
-	workers   []*concurrent.OddsFeedListener // nil entries with serial delivery
-	serial    []*concurrent.SerialListener   // nil entries with the concurrent listener
+	workers   []*concurrent.Dispatcher       // nil entries with serial delivery
+	serial    []*concurrent.SerialDispatcher // nil entries with the concurrent listener
 	logger    *slog.Logger
 	api       *feed.RecoveryClient // the feed's API; nil without Config.RecoveryAPI
 	names     *markets.Names       // nil without the API
@@ -64,7 +64,7 @@ func New(cfg Config) (*SDK, error) {
 		customer = feed.BaseGlobalEventsListener{}
 	}
 	var err error
-	s.global, err = concurrent.NewGlobalEventsListener(customer, s.tracker, concurrent.GlobalConfig{OnError: cfg.OnError, Logger: cfg.Logger})
+	s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
@@ -140,17 +140,17 @@ func New(cfg Config) (*SDK, error) {
 
 func (s *SDK) addSession(i int, sc SessionConfig) error {
 	var disp feed.Dispatcher
-	var workers *concurrent.OddsFeedListener
-	var serial *concurrent.SerialListener
+	var workers *concurrent.Dispatcher
+	var serial *concurrent.SerialDispatcher
 	var stream *concurrent.Stream
 	if s.pool != nil {
-		w, err := s.pool.Listener(sc.Listener)
+		w, err := s.pool.Dispatcher(sc.Listener)
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.Sessions[%d]: %w", i, err)
 		}
 		disp, workers, stream = w, w, w.Stream()
 	} else {
-		sl, err := concurrent.NewSerialListener(sc.Listener, s.tracker, concurrent.SerialConfig{
+		sl, err := concurrent.NewSerialDispatcher(sc.Listener, s.tracker, concurrent.SerialConfig{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)

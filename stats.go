@@ -19,7 +19,7 @@ type Stats struct {
 	Pool      *concurrent.PoolStats                                `json:"pool,omitempty"` // the sessions' shared workers; nil with serial delivery
 	Recovery  recovery.Stats                                       `json:"recovery"`
 	Producers []recovery.ProducerState                             `json:"producers"` // every producer's state, as Producers returns it
-	Global    concurrent.GlobalStats                               `json:"global"`
+	Global    concurrent.GateStats                                 `json:"global"`
 	Tasks     map[concurrent.RecoveryContext]concurrent.TaskCounts `json:"tasks"`
 	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
 	// error, messages and bytes received. nil for another transport (a feedtest.Broker).

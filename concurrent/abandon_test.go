@@ -34,9 +34,9 @@ func (l *stuckBetStops) OnBetStop(ctx context.Context, _ *feed.BetStop) error {
 func TestAbandonedRecoveryDropsItsUp(t *testing.T) {
 	rec := feedtest.NewGlobalRecorder()
 	tr := NewTaskLifecycleTracker()
-	g := glNew(t, rec, tr, GlobalConfig{})
+	g := glNew(t, rec, tr, GateConfig{})
 	l := &stuckBetStops{started: make(chan struct{}, 1)}
-	c, err := NewOddsFeedListener(l, tr, Config{Threads: 1})
+	c, err := NewDispatcher(l, tr, Config{Threads: 1})
 	require.NoError(t, err)
 	ctx := context.Background()
 	g.OnRecoveryInitiated(ctx, glRecovery(1, 7))
@@ -80,9 +80,9 @@ func TestRecoveryWithoutRequestIDHoldsNothing(t *testing.T) {
 // TestCloseAfterDoneIgnoresItsContext: closing what is closed already returns nil, whatever
 // the context, and abandons nothing.
 func TestCloseAfterDoneIgnoresItsContext(t *testing.T) {
-	c, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, NewTaskLifecycleTracker(), Config{Threads: 2})
+	c, err := NewDispatcher(feed.BaseOddsFeedListener{}, NewTaskLifecycleTracker(), Config{Threads: 2})
 	require.NoError(t, err)
-	g, err := NewGlobalEventsListener(feed.BaseGlobalEventsListener{}, NewTaskLifecycleTracker(), GlobalConfig{})
+	g, err := NewStatusGate(feed.BaseGlobalEventsListener{}, NewTaskLifecycleTracker(), GateConfig{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, c.Close(ctx))
@@ -118,7 +118,7 @@ func (l *inlineUnparsable) OnUnparsableMessage(ctx context.Context, _ *feed.Unpa
 // a worker's call, and its context is not cancelled under it.
 func TestCloseWaitsForAnInlineDelivery(t *testing.T) {
 	l := &inlineUnparsable{started: make(chan struct{}), release: make(chan struct{}), ctxErr: make(chan error, 1)}
-	c, err := NewOddsFeedListener(l, NewTaskLifecycleTracker(), Config{Threads: 1, HandleErrorsAsynchronously: new(false)})
+	c, err := NewDispatcher(l, NewTaskLifecycleTracker(), Config{Threads: 1, HandleErrorsAsynchronously: new(false)})
 	require.NoError(t, err)
 	dispatched := make(chan error, 1)
 	go func() {

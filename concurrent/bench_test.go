@@ -56,9 +56,9 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 		b.Fatal(err)
 	}
 	defer pool.Close(ctx)
-	ls := make([]*OddsFeedListener, sessions)
+	ls := make([]*Dispatcher, sessions)
 	for j := range ls {
-		if ls[j], err = pool.Listener(feed.BaseOddsFeedListener{}); err != nil {
+		if ls[j], err = pool.Dispatcher(feed.BaseOddsFeedListener{}); err != nil {
 			b.Fatal(err)
 		}
 		defer ls[j].Close(ctx)
@@ -79,7 +79,7 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 	}
 
 	plainTracker := NewTaskLifecycleTracker()
-	plain, err := NewOddsFeedListener(feed.BaseOddsFeedListener{}, plainTracker, Config{Threads: 10})
+	plain, err := NewDispatcher(feed.BaseOddsFeedListener{}, plainTracker, Config{Threads: 10})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func BenchmarkSpeedupVsSerial(b *testing.B) {
 	serialPer := time.Since(start) / time.Duration(serialN)
 
 	tracker := NewTaskLifecycleTracker()
-	c, err := NewOddsFeedListener(l, tracker, Config{Threads: threads, QueueSize: max(b.N, 1)})
+	c, err := NewDispatcher(l, tracker, Config{Threads: threads, QueueSize: max(b.N, 1)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func BenchmarkHeadOfLine(b *testing.B) {
 
 	byMatch := newListener()
 	tracker := NewTaskLifecycleTracker()
-	c, err := NewOddsFeedListener(byMatch, tracker, Config{Threads: threads})
+	c, err := NewDispatcher(byMatch, tracker, Config{Threads: threads})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func BenchmarkHeadOfLine(b *testing.B) {
 
 // closeNow closes c without waiting for its queue: the stalled match's calls end with
 // their context.
-func closeNow(c *OddsFeedListener) {
+func closeNow(c *Dispatcher) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = c.Close(ctx)
@@ -393,13 +393,13 @@ func BenchmarkProducerUpLatency(b *testing.B) {
 	ctx := context.Background()
 	tracker := NewTaskLifecycleTracker()
 	odds := &lastDone{}
-	c, err := NewOddsFeedListener(odds, tracker, Config{Threads: 10, QueueSize: tasks})
+	c, err := NewDispatcher(odds, tracker, Config{Threads: 10, QueueSize: tasks})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close(ctx)
 	customer := &upRecorder{ups: make(chan time.Time, 1)}
-	g, err := NewGlobalEventsListener(customer, tracker, GlobalConfig{})
+	g, err := NewStatusGate(customer, tracker, GateConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ const (
 // misplaced digit), not a plan.
 const maxThreads = 1 << 14
 
-// Config configures a Pool, or an OddsFeedListener with a pool of its own. The zero value
+// Config configures a Pool, or a Dispatcher with a pool of its own. The zero value
 // of each field means its default.
 type Config struct {
 	// Threads is the number of workers, for all the pool's listeners; 0 means

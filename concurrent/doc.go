@@ -3,10 +3,10 @@
 // listener in the order they arrived, and the news that a producer is up reaches the
 // customer only after every message of the recovery behind it has been processed.
 //
-// OddsFeedListener (a feed.Dispatcher) runs the customer's feed.OddsFeedListener on a Pool
-// of workers, its own (NewOddsFeedListener) or one that the listeners of several sessions
-// share (Pool.Listener); SerialListener is its serial twin, for a listener that must see
-// every message in arrival order across matches; GlobalEventsListener wraps the customer's
+// Dispatcher (a feed.Dispatcher) runs the customer's feed.OddsFeedListener on a Pool of
+// workers, its own (NewDispatcher) or one that the dispatchers of several sessions share
+// (Pool.Dispatcher); SerialDispatcher is its serial twin, for a listener that must see
+// every message in arrival order across matches; StatusGate wraps the customer's
 // feed.GlobalEventsListener and holds each producer's up back; a TaskLifecycleTracker,
 // shared by all of them, counts the tasks of each RecoveryContext (a producer and the
 // request id of a recovery, or live messages).
@@ -34,7 +34,7 @@
 //	                                            │                                 │
 //	                                            └── TaskLifecycleTracker ◄────────┘ allocated / started / completed, per RecoveryContext
 //	                                                      │
-//	recovery manager ──► GlobalEventsListener ──(up held until the context is idle)──► customer GlobalEventsListener
+//	recovery manager ──► StatusGate ──(up held until the context is idle)──► customer GlobalEventsListener
 //
 // # The processed point
 //
@@ -45,8 +45,8 @@
 // message read, on every Stream, has finished its listener call (Processed, OnProcessed):
 // the point a recovery can start from after an outage or a restart without losing what
 // was still queued. It is kept by counts per alive, moved by whichever task finishes last,
-// with no lock per message. An OddsFeedListener dispatches on a Stream of its own
-// (OddsFeedListener.Stream); the SDK in package feedkit does the wiring.
+// with no lock per message. A Dispatcher dispatches on a Stream of its own
+// (Dispatcher.Stream); the SDK in package feedkit does the wiring.
 //
 // # Wiring
 //
@@ -60,11 +60,11 @@
 //	tracker.OnCallFailed(manager.ListenerFailed)    // a failed call is replayed by the next recovery
 //	tracker.OnCallReturned(manager.ObserveProcessed) // the processing-delay check
 //	pool, _ := concurrent.NewPool(tracker, concurrent.Config{Threads: 8}) // 8 workers for all sessions
-//	odds, _ := pool.Listener(myListener) // one per session
-//	// or, a pool of its own: concurrent.NewOddsFeedListener(myListener, tracker, concurrent.Config{})
+//	odds, _ := pool.Dispatcher(myListener) // one per session
+//	// or, a pool of its own: concurrent.NewDispatcher(myListener, tracker, concurrent.Config{})
 //	// or, one call at a time in arrival order:
-//	// odds, _ := concurrent.NewSerialListener(myListener, tracker, concurrent.SerialConfig{})
-//	global, _ := concurrent.NewGlobalEventsListener(myGlobal, tracker, concurrent.GlobalConfig{})
+//	// odds, _ := concurrent.NewSerialDispatcher(myListener, tracker, concurrent.SerialConfig{})
+//	global, _ := concurrent.NewStatusGate(myGlobal, tracker, concurrent.GateConfig{})
 //	session, _ := feed.NewSession(transport, feed.SessionConfig{
 //		Dispatcher: odds,
 //		Global:     global,

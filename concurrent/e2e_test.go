@@ -18,7 +18,7 @@ import (
 )
 
 // End to end on the embedded broker with the simulator: a session whose dispatcher is the
-// concurrent OddsFeedListener delivers every event, each match's in the order it was sent,
+// concurrent Dispatcher delivers every event, each match's in the order it was sent,
 // on several workers, and tracks every task.
 func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 	ctx := e2eContext(t)
@@ -40,7 +40,7 @@ func TestE2EConcurrentListenerDeliversEveryEventInOrderPerMatch(t *testing.T) {
 		return nil
 	}
 	rig := e2eStart(t, broker, rec, feedtest.NewGlobalRecorder(), feed.SessionConfig{})
-	assert.Equal(t, "connection up on session 0 (all messages)", rig.customer.RequireNext(t).String(), "the connection news passes through the GlobalEventsListener")
+	assert.Equal(t, "connection up on session 0 (all messages)", rig.customer.RequireNext(t).String(), "the connection news passes through the StatusGate")
 
 	require.NoError(t, sim.Publish(ctx, n))
 	require.NoError(t, rec.Wait(ctx, n))
@@ -194,7 +194,7 @@ func TestE2EStalledMatchDelaysNoOtherMatch(t *testing.T) {
 // A recovery replay on the embedded broker: the connection drops, a recovery through the
 // simulator's API replays what was lost, tagged with the request id, and every replayed
 // message is tracked under {producer, request id}. The producer's up, sent to the
-// GlobalEventsListener after snapshot_complete, is held back while the customer's listener
+// StatusGate after snapshot_complete, is held back while the customer's listener
 // is still busy with the replay, and reaches the customer only once that context has no
 // pending task and every replayed message has been recorded.
 func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
@@ -350,13 +350,13 @@ func e2eBroker(t *testing.T) *feedtest.Broker {
 	return b
 }
 
-// e2eRig is a session on the broker whose dispatcher is a concurrent OddsFeedListener
-// around the customer's listener, and whose GlobalEventsListener is a concurrent one
+// e2eRig is a session on the broker whose dispatcher is a concurrent Dispatcher
+// around the customer's listener, and whose global listener is a StatusGate
 // around a feedtest.GlobalRecorder, both sharing one tracker.
 type e2eRig struct {
 	tracker  *concurrent.TaskLifecycleTracker
-	odds     *concurrent.OddsFeedListener
-	global   *concurrent.GlobalEventsListener
+	odds     *concurrent.Dispatcher
+	global   *concurrent.StatusGate
 	customer *feedtest.GlobalRecorder
 	session  *feed.Session
 	errs     *errorLog
@@ -372,12 +372,12 @@ func e2eStart(t *testing.T, tr feed.Transport, l feed.OddsFeedListener, customer
 		errs:     &errorLog{},
 	}
 	var err error
-	r.odds, err = concurrent.NewOddsFeedListener(l, r.tracker, concurrent.Config{Threads: 8, OnError: r.errs.add})
+	r.odds, err = concurrent.NewDispatcher(l, r.tracker, concurrent.Config{Threads: 8, OnError: r.errs.add})
 	require.NoError(t, err)
-	r.global, err = concurrent.NewGlobalEventsListener(r.customer, r.tracker, concurrent.GlobalConfig{OnError: r.errs.add})
+	r.global, err = concurrent.NewStatusGate(r.customer, r.tracker, concurrent.GateConfig{OnError: r.errs.add})
 	require.NoError(t, err)
-	// Cleanups run last first: the session (and with it the OddsFeedListener), then the
-	// GlobalEventsListener, which the session does not close.
+	// Cleanups run last first: the session (and with it the Dispatcher), then the
+	// StatusGate, which the session does not close.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 		defer cancel()

@@ -56,10 +56,10 @@ func e2ePrintByMatch(byMatch map[feed.URN][]string) {
 
 // Decoded messages of two matches, interleaved, go to the customer's listener on four
 // workers: the two matches in parallel, each one's messages in the order they were given.
-func ExampleNewOddsFeedListener() {
+func ExampleNewDispatcher() {
 	customer := &e2eMatchLog{}
 	tracker := concurrent.NewTaskLifecycleTracker()
-	odds, err := concurrent.NewOddsFeedListener(customer, tracker, concurrent.Config{Threads: 4})
+	odds, err := concurrent.NewDispatcher(customer, tracker, concurrent.Config{Threads: 4})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -105,11 +105,11 @@ func ExamplePool() {
 		log.Fatal(err)
 	}
 	liveLog, prematchLog := &e2eMatchLog{}, &e2eMatchLog{}
-	live, err := pool.Listener(liveLog)
+	live, err := pool.Dispatcher(liveLog)
 	if err != nil {
 		log.Fatal(err)
 	}
-	prematch, err := pool.Listener(prematchLog)
+	prematch, err := pool.Dispatcher(prematchLog)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -148,10 +148,10 @@ func ExamplePool() {
 // A producer's up status is held back until the customer's odds listener has processed
 // every message of the recovery behind it. Here the tracker is driven by hand: one task of
 // the recovery is pending when the up arrives.
-func ExampleGlobalEventsListener() {
+func ExampleStatusGate() {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	customer := feedtest.NewGlobalRecorder() // records each call it receives
-	global, err := concurrent.NewGlobalEventsListener(customer, tracker, concurrent.GlobalConfig{})
+	global, err := concurrent.NewStatusGate(customer, tracker, concurrent.GateConfig{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func ExampleGlobalEventsListener() {
 	fmt.Println("customer:", heard())
 
 	// A replayed message of request 42 is queued, and a worker starts on it: what an
-	// OddsFeedListener sharing the tracker does for each message.
+	// Dispatcher sharing the tracker does for each message.
 	rc := concurrent.RecoveryContext{Producer: 1, RequestID: 42}
 	ticket := tracker.Allocate(rc)
 	ticket.Start()
@@ -189,20 +189,20 @@ func ExampleGlobalEventsListener() {
 	// customer: producer 1 up (FirstRecoveryCompleted)
 }
 
-// The wiring into a session: the OddsFeedListener is the session's Dispatcher, the
-// GlobalEventsListener its Global, sharing one tracker. Here the session consumes from the
+// The wiring into a session: the Dispatcher is the session's Dispatcher, the
+// StatusGate its Global, sharing one tracker. Here the session consumes from the
 // embedded broker; with RabbitMQ only the transport differs.
-func ExampleNewOddsFeedListener_session() {
+func ExampleNewDispatcher_session() {
 	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
 	defer broker.Close()
 
 	tracker := concurrent.NewTaskLifecycleTracker()
 	customer := feedtest.NewRecorder() // the customer's OddsFeedListener
-	odds, err := concurrent.NewOddsFeedListener(customer, tracker, concurrent.Config{Threads: 8})
+	odds, err := concurrent.NewDispatcher(customer, tracker, concurrent.Config{Threads: 8})
 	if err != nil {
 		log.Fatal(err)
 	}
-	global, err := concurrent.NewGlobalEventsListener(feed.BaseGlobalEventsListener{}, tracker, concurrent.GlobalConfig{})
+	global, err := concurrent.NewStatusGate(feed.BaseGlobalEventsListener{}, tracker, concurrent.GateConfig{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func ExampleNewOddsFeedListener_session() {
 		log.Fatal(err)
 	}
 
-	// Closing the session closes its Dispatcher; the GlobalEventsListener is closed apart.
+	// Closing the session closes its Dispatcher; the StatusGate is closed apart.
 	if err := session.Close(ctx); err != nil {
 		log.Fatal(err)
 	}

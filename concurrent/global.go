@@ -11,7 +11,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// GlobalEventsListener passes the SDK's global events on to the customer's
+// StatusGate passes the SDK's global events on to the customer's
 // feed.GlobalEventsListener, holding back the news that a producer is up until the
 // customer's odds listener has seen every message of the recovery that made it so.
 // Those who know the Java SDK's Concurrent Listener know it as
@@ -39,7 +39,7 @@ import (
 //     the event had all been processed.
 //   - Every other call is forwarded at once.
 //
-// The customer's listener is called on one goroutine of the GlobalEventsListener, in the
+// The customer's listener is called on one goroutine of the StatusGate, in the
 // order of these decisions, with a context of its own (the caller's is not passed on); a
 // call that panics is reported and the next goes on.
 //
@@ -47,7 +47,7 @@ import (
 // of its recovery has been dispatched, on every session that receives some: the recovery
 // manager sends it after snapshot_complete, which the feed sends after the replayed
 // messages, on each session.
-type GlobalEventsListener struct {
+type StatusGate struct {
 	l       feed.GlobalEventsListener
 	tracker *TaskLifecycleTracker
 	rep     *feed.DeliveryReporter // the customer's panics
@@ -76,12 +76,12 @@ type heldEvent struct {
 	stop func() bool
 }
 
-var _ feed.GlobalEventsListener = (*GlobalEventsListener)(nil)
+var _ feed.GlobalEventsListener = (*StatusGate)(nil)
 
 const onStatus = "OnProducerStatusChange"
 
-// GlobalConfig configures a GlobalEventsListener.
-type GlobalConfig struct {
+// GateConfig configures a StatusGate.
+type GateConfig struct {
 	// OnError receives a *feed.ListenerError for every customer call that panicked.
 	OnError func(error)
 	// Logger logs the same, and the statuses held back, released and cancelled; nil is
@@ -89,20 +89,20 @@ type GlobalConfig struct {
 	Logger *slog.Logger
 }
 
-// NewGlobalEventsListener returns a listener that forwards to l, holding ups back on the
+// NewStatusGate returns a listener that forwards to l, holding ups back on the
 // tasks tracker follows. Give the OddsFeedListeners of the SDK the same tracker.
-func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, cfg GlobalConfig) (*GlobalEventsListener, error) {
+func NewStatusGate(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, cfg GateConfig) (*StatusGate, error) {
 	if l == nil {
-		return nil, errors.New("concurrent: NewGlobalEventsListener: listener is nil")
+		return nil, errors.New("concurrent: NewStatusGate: listener is nil")
 	}
 	if tracker == nil {
-		return nil, errors.New("concurrent: NewGlobalEventsListener: tracker is nil")
+		return nil, errors.New("concurrent: NewStatusGate: tracker is nil")
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	g := &GlobalEventsListener{
+	g := &StatusGate{
 		l:          l,
 		tracker:    tracker,
 		rep:        feed.NewDeliveryReporter(cfg.OnError, log),
@@ -112,24 +112,24 @@ func NewGlobalEventsListener(l feed.GlobalEventsListener, tracker *TaskLifecycle
 		heldEvents: make(map[*heldEvent]struct{}),
 	}
 	g.box = newMailbox(func(method string, p any) {
-		g.rep.Report(context.Background(), &feed.ListenerError{Method: "GlobalEventsListener." + method, Panic: p, Stack: debug.Stack()})
+		g.rep.Report(context.Background(), &feed.ListenerError{Method: "StatusGate." + method, Panic: p, Stack: debug.Stack()})
 	})
 	return g, nil
 }
 
 // OnConnectionDown forwards the call.
-func (g *GlobalEventsListener) OnConnectionDown(_ context.Context, s feed.SessionRef, err error) {
+func (g *StatusGate) OnConnectionDown(_ context.Context, s feed.SessionRef, err error) {
 	g.forward("OnConnectionDown", func(ctx context.Context) { g.l.OnConnectionDown(ctx, s, err) })
 }
 
 // OnConnectionUp forwards the call.
-func (g *GlobalEventsListener) OnConnectionUp(_ context.Context, s feed.SessionRef) {
+func (g *StatusGate) OnConnectionUp(_ context.Context, s feed.SessionRef) {
 	g.forward("OnConnectionUp", func(ctx context.Context) { g.l.OnConnectionUp(ctx, s) })
 }
 
 // OnRecoveryInitiated records the recovery's context (for a producer recovery) and
 // forwards the call.
-func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
+func (g *StatusGate) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
 	g.mu.Lock()
 	defer g.unlock()
 	if r.Event.IsZero() {
@@ -147,8 +147,8 @@ func (g *GlobalEventsListener) OnRecoveryInitiated(_ context.Context, r feed.Rec
 }
 
 // OnProducerStatusChange forwards s, holding an up back until its recovery's tasks are
-// done; see the rules on GlobalEventsListener.
-func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
+// done; see the rules on StatusGate.
+func (g *StatusGate) OnProducerStatusChange(_ context.Context, s feed.ProducerStatus) {
 	g.mu.Lock()
 	defer g.unlock()
 	if g.closed {
@@ -191,7 +191,7 @@ func (g *GlobalEventsListener) OnProducerStatusChange(_ context.Context, s feed.
 }
 
 // OnEventRecoveryCompleted forwards r once the tasks of its request are done.
-func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
+func (g *StatusGate) OnEventRecoveryCompleted(_ context.Context, r feed.EventRecoveryCompleted) {
 	g.mu.Lock()
 	defer g.unlock()
 	if g.closed {
@@ -230,7 +230,7 @@ func (g *GlobalEventsListener) OnEventRecoveryCompleted(_ context.Context, r fee
 
 // release forwards h's statuses once its recovery's tasks are done, unless h was dropped
 // meanwhile.
-func (g *GlobalEventsListener) release(producer int, h *heldUps, complete bool) {
+func (g *StatusGate) release(producer int, h *heldUps, complete bool) {
 	g.mu.Lock()
 	defer g.unlock()
 	if g.held[producer] != h {
@@ -247,7 +247,7 @@ func (g *GlobalEventsListener) release(producer int, h *heldUps, complete bool) 
 	}
 }
 
-func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *atomic.Uint64, why string) {
+func (g *StatusGate) dropLocked(producer int, h *heldUps, counter *atomic.Uint64, why string) {
 	h.stop()
 	delete(g.held, producer)
 	counter.Add(uint64(len(h.statuses)))
@@ -258,12 +258,12 @@ func (g *GlobalEventsListener) dropLocked(producer int, h *heldUps, counter *ato
 
 // logLocked records a log line to write once g.mu is released: a slow log handler, or one
 // that calls back into g, must not run under the lock that releasing workers take.
-func (g *GlobalEventsListener) logLocked(msg string, attrs ...slog.Attr) {
+func (g *StatusGate) logLocked(msg string, attrs ...slog.Attr) {
 	g.logs = append(g.logs, func() { g.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...) })
 }
 
 // unlock releases g.mu and writes the log lines recorded under it.
-func (g *GlobalEventsListener) unlock() {
+func (g *StatusGate) unlock() {
 	logs := g.logs
 	g.logs = nil
 	g.mu.Unlock()
@@ -272,7 +272,7 @@ func (g *GlobalEventsListener) unlock() {
 	}
 }
 
-func (g *GlobalEventsListener) forward(method string, call func(context.Context)) {
+func (g *StatusGate) forward(method string, call func(context.Context)) {
 	g.mu.Lock()
 	defer g.unlock()
 	g.forwardLocked(method, call)
@@ -280,7 +280,7 @@ func (g *GlobalEventsListener) forward(method string, call func(context.Context)
 
 // forwardLocked queues call for the customer; under g.mu, so that the customer sees the
 // calls in the order they were decided.
-func (g *GlobalEventsListener) forwardLocked(method string, call func(context.Context)) {
+func (g *StatusGate) forwardLocked(method string, call func(context.Context)) {
 	if g.box.post(method, call) {
 		g.forwarded.Add(1)
 	} else {
@@ -292,7 +292,7 @@ func (g *GlobalEventsListener) forwardLocked(method string, call func(context.Co
 // and Close returns once the customer's listener has had its last call. If ctx ends
 // first, the calls not yet made are dropped too, the context of the call in progress is
 // cancelled, and Close returns ctx.Err(). Calls after Close are dropped.
-func (g *GlobalEventsListener) Close(ctx context.Context) error {
+func (g *StatusGate) Close(ctx context.Context) error {
 	g.mu.Lock()
 	for p, h := range g.held {
 		g.dropLocked(p, h, &g.dropped, "listener closed")
@@ -307,8 +307,8 @@ func (g *GlobalEventsListener) Close(ctx context.Context) error {
 	return g.box.close(ctx)
 }
 
-// GlobalStats counts what a GlobalEventsListener did.
-type GlobalStats struct {
+// GateStats counts what a StatusGate did.
+type GateStats struct {
 	Forwarded  uint64 `json:"forwarded"`  // calls queued for the customer
 	Held       int    `json:"held"`       // ups and event recoveries held back now
 	Deferred   uint64 `json:"deferred"`   // ups and event recoveries that had to wait for tasks
@@ -320,14 +320,14 @@ type GlobalStats struct {
 }
 
 // Stats returns the listener's counters.
-func (g *GlobalEventsListener) Stats() GlobalStats {
+func (g *StatusGate) Stats() GateStats {
 	g.mu.Lock()
 	held := len(g.heldEvents)
 	for _, h := range g.held {
 		held += len(h.statuses)
 	}
 	g.mu.Unlock()
-	return GlobalStats{
+	return GateStats{
 		Forwarded:  g.forwarded.Load(),
 		Held:       held,
 		Deferred:   g.deferred.Load(),

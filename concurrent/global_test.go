@@ -49,9 +49,9 @@ func glFind(t *testing.T, rec *feedtest.GlobalRecorder, desc string) feedtest.Gl
 }
 
 // glNew returns a listener forwarding to rec over tr, closed at the end of the test.
-func glNew(t *testing.T, rec *feedtest.GlobalRecorder, tr *TaskLifecycleTracker, cfg GlobalConfig) *GlobalEventsListener {
+func glNew(t *testing.T, rec *feedtest.GlobalRecorder, tr *TaskLifecycleTracker, cfg GateConfig) *StatusGate {
 	t.Helper()
-	g, err := NewGlobalEventsListener(rec, tr, cfg)
+	g, err := NewStatusGate(rec, tr, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), glTimeout)
@@ -62,11 +62,11 @@ func glNew(t *testing.T, rec *feedtest.GlobalRecorder, tr *TaskLifecycleTracker,
 }
 
 // glSetup returns a recorder, a tracker and a listener over them.
-func glSetup(t *testing.T) (*feedtest.GlobalRecorder, *TaskLifecycleTracker, *GlobalEventsListener) {
+func glSetup(t *testing.T) (*feedtest.GlobalRecorder, *TaskLifecycleTracker, *StatusGate) {
 	t.Helper()
 	rec := feedtest.NewGlobalRecorder()
 	tr := NewTaskLifecycleTracker()
-	return rec, tr, glNew(t, rec, tr, GlobalConfig{})
+	return rec, tr, glNew(t, rec, tr, GateConfig{})
 }
 
 func glUp(producer int) feed.ProducerStatus {
@@ -106,7 +106,7 @@ func glCompleteAll(ks []Ticket, goroutines int) {
 
 // glSentinel posts a pass-through call and waits until the customer has it: every call
 // decided before it has been delivered by then.
-func glSentinel(t *testing.T, g *GlobalEventsListener, rec *feedtest.GlobalRecorder) []string {
+func glSentinel(t *testing.T, g *StatusGate, rec *feedtest.GlobalRecorder) []string {
 	t.Helper()
 	ups := func(calls []string) int {
 		n := 0
@@ -127,12 +127,12 @@ func glSentinel(t *testing.T, g *GlobalEventsListener, rec *feedtest.GlobalRecor
 }
 
 func TestGlobalNewRefusesNil(t *testing.T) {
-	g, err := NewGlobalEventsListener(nil, NewTaskLifecycleTracker(), GlobalConfig{})
+	g, err := NewStatusGate(nil, NewTaskLifecycleTracker(), GateConfig{})
 	require.Error(t, err)
 	require.Nil(t, g)
 	require.Contains(t, err.Error(), "listener")
 
-	g, err = NewGlobalEventsListener(feedtest.NewGlobalRecorder(), nil, GlobalConfig{})
+	g, err = NewStatusGate(feedtest.NewGlobalRecorder(), nil, GateConfig{})
 	require.Error(t, err)
 	require.Nil(t, g)
 	require.Contains(t, err.Error(), "tracker")
@@ -160,7 +160,7 @@ func TestGlobalPassThroughInOrder(t *testing.T) {
 	}
 	require.Equal(t, want, glDescs(rec.RequireCalls(t, len(want))))
 	st := g.Stats()
-	require.Equal(t, GlobalStats{Forwarded: uint64(len(want))}, st)
+	require.Equal(t, GateStats{Forwarded: uint64(len(want))}, st)
 }
 
 func TestGlobalDefersUpUntilLastTask(t *testing.T) {
@@ -196,7 +196,7 @@ func TestGlobalDefersUpUntilLastTask(t *testing.T) {
 	require.Greater(t, calls[2].Seq, beforeLast, "the up reached the customer after the last task completed")
 
 	st = g.Stats()
-	require.Equal(t, GlobalStats{Forwarded: 3, Deferred: 1, Released: 1}, st)
+	require.Equal(t, GateStats{Forwarded: 3, Deferred: 1, Released: 1}, st)
 }
 
 func TestGlobalUpReasonsDeferredOthersNot(t *testing.T) {
@@ -530,7 +530,7 @@ func TestGlobalPanickingListenerReported(t *testing.T) {
 		return ""
 	}
 	errs := make(chan error, 4)
-	g := glNew(t, rec, NewTaskLifecycleTracker(), GlobalConfig{OnError: func(err error) { errs <- err }})
+	g := glNew(t, rec, NewTaskLifecycleTracker(), GateConfig{OnError: func(err error) { errs <- err }})
 
 	ctx := context.Background()
 	g.OnConnectionUp(ctx, feed.SessionRef{}) // panics
@@ -542,7 +542,7 @@ func TestGlobalPanickingListenerReported(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, "customer bug", le.Panic)
 	require.NotEmpty(t, le.Stack)
-	require.Equal(t, "GlobalEventsListener.OnConnectionUp", le.Method)
+	require.Equal(t, "StatusGate.OnConnectionUp", le.Method)
 	require.ErrorIs(t, err, feed.ErrListenerPanic)
 
 	require.Equal(t, []string{"connection down on session 0 (all messages): x", "connection up on session 0 (all messages)"}, glDescs(rec.RequireCalls(t, 2)))
@@ -577,7 +577,7 @@ func TestGlobalCloseDropsHeldDeliversForwarded(t *testing.T) {
 		return ""
 	}
 	tr := NewTaskLifecycleTracker()
-	g, err := NewGlobalEventsListener(rec, tr, GlobalConfig{})
+	g, err := NewStatusGate(rec, tr, GateConfig{})
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -652,7 +652,7 @@ func TestGlobalCloseGivesUpOnBlockedCall(t *testing.T) {
 		}
 		return ""
 	}
-	g, err := NewGlobalEventsListener(rec, NewTaskLifecycleTracker(), GlobalConfig{})
+	g, err := NewStatusGate(rec, NewTaskLifecycleTracker(), GateConfig{})
 	require.NoError(t, err)
 	defer close(release)
 

@@ -18,7 +18,7 @@ type callHooks struct {
 // manager's ListenerFailed, which holds the recovery point before the message so that
 // the next recovery replays it. It is called on the goroutine of the call, before the
 // call's task is completed, so the processed point cannot pass the message first. Every
-// dispatcher sharing the tracker (OddsFeedListener, SerialListener) tells it; set it
+// dispatcher sharing the tracker (Dispatcher, SerialDispatcher) tells it; set it
 // before they are used, so that no call goes untold.
 func (t *TaskLifecycleTracker) OnCallFailed(f func(h *feed.Header, typ feed.MessageType)) {
 	t.setCallHooks(func(h *callHooks) { h.failed = f })

@@ -69,13 +69,13 @@ func TestCallHooksHearEveryCallBeforeItsTaskCompletes(t *testing.T) {
 			return raw(newSerial(t, l, tr, concurrent.SerialConfig{}))
 		}},
 		{"concurrent", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error {
-			c, err := concurrent.NewOddsFeedListener(l, tr, concurrent.Config{Threads: 4})
+			c, err := concurrent.NewDispatcher(l, tr, concurrent.Config{Threads: 4})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close(context.Background()) })
 			return raw(c)
 		}},
 		{"concurrent, decoded messages", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error {
-			c, err := concurrent.NewOddsFeedListener(l, tr, concurrent.Config{Threads: 4})
+			c, err := concurrent.NewDispatcher(l, tr, concurrent.Config{Threads: 4})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close(context.Background()) })
 			return func(ctx context.Context, m feed.Message, broken bool) error {

@@ -9,7 +9,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// OddsFeedListener delivers the messages of a feed to a customer's feed.OddsFeedListener
+// Dispatcher delivers the messages of a feed to a customer's feed.OddsFeedListener
 // on a pool of workers: the messages of one match (event URN) in the order they arrived,
 // the messages of different matches in parallel. Those who know the Java SDK's
 // Concurrent Listener know it as ConcurrentOddsFeedListener.
@@ -19,19 +19,19 @@ import (
 // customer's listener. Its own feed.OddsFeedListener methods queue messages that are
 // decoded already, for callers that hold such messages.
 //
-// NewOddsFeedListener gives it a Pool of its own; Pool.Listener makes one of a Pool that
+// NewDispatcher gives it a Pool of its own; Pool.Dispatcher makes one of a Pool that
 // several sessions share. Either way it has its own Stream, Stats and Close.
 //
 // Every task is tracked by the TaskLifecycleTracker under the RecoveryContext of its
-// message, so that a GlobalEventsListener sharing the tracker can hold a producer's up
+// message, so that a StatusGate sharing the tracker can hold a producer's up
 // status back until the customer has seen every message of the recovery.
-type OddsFeedListener struct {
+type Dispatcher struct {
 	l       feed.OddsFeedListener
 	hooked  feed.OddsFeedListener // l, telling the tracker's call hooks (hooked.asListener)
 	tracker *TaskLifecycleTracker
 	stream  *Stream // what Dispatch is given, for the tracker's processed point
 	pool    *Pool
-	ownPool bool // made by NewOddsFeedListener: Close closes the pool too
+	ownPool bool // made by NewDispatcher: Close closes the pool too
 	rep     *feed.DeliveryReporter
 	sh      ownerState // under pool.sched.mu
 	done    []counter  // tasks completed, by worker
@@ -46,26 +46,26 @@ type OddsFeedListener struct {
 }
 
 var (
-	_ feed.Dispatcher       = (*OddsFeedListener)(nil)
-	_ feed.OddsFeedListener = (*OddsFeedListener)(nil)
-	_ feed.CashoutListener  = (*OddsFeedListener)(nil)
+	_ feed.Dispatcher       = (*Dispatcher)(nil)
+	_ feed.OddsFeedListener = (*Dispatcher)(nil)
+	_ feed.CashoutListener  = (*Dispatcher)(nil)
 )
 
-// NewOddsFeedListener starts cfg.Threads workers that deliver to l, tracking every task in
+// NewDispatcher starts cfg.Threads workers that deliver to l, tracking every task in
 // tracker: a Pool of its own, closed with it. A bad Config is refused with the field
 // named.
-func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg Config) (*OddsFeedListener, error) {
+func NewDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg Config) (*Dispatcher, error) {
 	if l == nil {
-		return nil, errors.New("concurrent: NewOddsFeedListener: listener is nil")
+		return nil, errors.New("concurrent: NewDispatcher: listener is nil")
 	}
 	if tracker == nil {
-		return nil, errors.New("concurrent: NewOddsFeedListener: tracker is nil")
+		return nil, errors.New("concurrent: NewDispatcher: tracker is nil")
 	}
 	p, err := NewPool(tracker, cfg)
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.Listener(l)
+	c, err := p.Dispatcher(l)
 	if err != nil { // not reached: the pool is new
 		_ = p.Close(context.Background())
 		return nil, err
@@ -80,7 +80,7 @@ func NewOddsFeedListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 //
 // An event that cannot be routed (ev.Err set) is delivered at once, on the calling
 // goroutine, when Config.HandleErrorsAsynchronously is false.
-func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
+func (c *Dispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	if ev.Err != nil && !c.pool.cfg.asyncErrors {
 		return c.deliverNow(ctx, ev)
 	}
@@ -91,11 +91,11 @@ func (c *OddsFeedListener) Dispatch(ctx context.Context, ev feed.Event) error {
 // Stream returns the stream of the messages given to Dispatch, for the tracker's
 // processed point: report each alive the session reads to its Alive, on the goroutine
 // that calls Dispatch (the session's reading goroutine).
-func (c *OddsFeedListener) Stream() *Stream { return c.stream }
+func (c *Dispatcher) Stream() *Stream { return c.stream }
 
 // deliverNow delivers an unroutable event on the calling goroutine, still tracked so
 // that the counts of its context stay true.
-func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error {
+func (c *Dispatcher) deliverNow(ctx context.Context, ev feed.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (c *OddsFeedListener) deliverNow(ctx context.Context, ev feed.Event) error 
 }
 
 // submit queues t; onStream allocates its ticket on the listener's Stream (Dispatch).
-func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, onStream bool, rc RecoveryContext, t *task) error {
+func (c *Dispatcher) submit(ctx context.Context, match feed.URN, onStream bool, rc RecoveryContext, t *task) error {
 	if onStream {
 		t.ticket = c.stream.Allocate(rc)
 	} else {
@@ -140,14 +140,14 @@ func (c *OddsFeedListener) submit(ctx context.Context, match feed.URN, onStream 
 
 // submitMessage queues a decoded message as a task of its event. Such messages may come
 // from any goroutine, so they are tracked outside the Stream, which follows one reader.
-func (c *OddsFeedListener) submitMessage(ctx context.Context, m feed.Message) error {
+func (c *Dispatcher) submitMessage(ctx context.Context, m feed.Message) error {
 	h := m.MessageHeader()
 	t := task{msg: m}
 	return c.submit(ctx, h.Event, false, RecoveryContext{Producer: h.Producer, RequestID: h.RequestID}, &t)
 }
 
 // run delivers one task on worker w, unless a Close has given up on the queue.
-func (c *OddsFeedListener) run(w *worker, t *task) {
+func (c *Dispatcher) run(w *worker, t *task) {
 	if c.abandon.Load() || c.pool.abandon.Load() {
 		t.ticket.Abandon()
 		c.abandoned.Add(1)
@@ -171,7 +171,7 @@ func (c *OddsFeedListener) run(w *worker, t *task) {
 
 // listener returns the customer's listener as the workers call it: through hooked once the
 // tracker has call hooks, so that without them a call costs nothing more.
-func (c *OddsFeedListener) listener() feed.OddsFeedListener {
+func (c *Dispatcher) listener() feed.OddsFeedListener {
 	if c.tracker.calls.Load() != nil {
 		return c.hooked
 	}
@@ -179,7 +179,7 @@ func (c *OddsFeedListener) listener() feed.OddsFeedListener {
 }
 
 // Close stops taking tasks, lets the workers finish this listener's queued ones and
-// returns once they are done; with a Pool of its own (NewOddsFeedListener) it then closes
+// returns once they are done; with a Pool of its own (NewDispatcher) it then closes
 // the pool, and returns once every worker has exited. The pool's other listeners keep
 // working. If ctx ends first, this listener's tasks not yet started are abandoned (and
 // recorded so in the tracker), the context passed to its listener is cancelled, and
@@ -191,7 +191,7 @@ func (c *OddsFeedListener) listener() feed.OddsFeedListener {
 //
 // Close waits for the listener calls in progress, so a listener must not call it (it would
 // wait for its own return); to stop from a listener, call Close on a new goroutine.
-func (c *OddsFeedListener) Close(ctx context.Context) error {
+func (c *Dispatcher) Close(ctx context.Context) error {
 	c.close.Do(func() { c.pool.sched.closeOwner(c) })
 	err := c.drain(ctx)
 	if c.ownPool {
@@ -203,7 +203,7 @@ func (c *OddsFeedListener) Close(ctx context.Context) error {
 }
 
 // drain waits for the listener's tasks to be over.
-func (c *OddsFeedListener) drain(ctx context.Context) error {
+func (c *Dispatcher) drain(ctx context.Context) error {
 	select {
 	case <-c.sh.drained:
 		c.cancel()
@@ -221,7 +221,7 @@ func (c *OddsFeedListener) drain(ctx context.Context) error {
 	}
 }
 
-// Stats is a snapshot of an OddsFeedListener's gauges and counters: its own tasks, on its
+// Stats is a snapshot of a Dispatcher's gauges and counters: its own tasks, on its
 // pool's workers.
 type Stats struct {
 	Queued     int      `json:"queued"`     // tasks waiting in their match's queue (a worker's batch in hand, up to 16, is not counted)
@@ -238,7 +238,7 @@ type Stats struct {
 }
 
 // Stats returns the listener's gauges and counters.
-func (c *OddsFeedListener) Stats() Stats {
+func (c *Dispatcher) Stats() Stats {
 	// The completions are read before the dispatches, so that a task dispatched and done
 	// meanwhile never shows more completed than dispatched.
 	st := Stats{

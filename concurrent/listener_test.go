@@ -87,10 +87,10 @@ func testContext(t testing.TB) context.Context {
 	return ctx
 }
 
-func newListener(t testing.TB, l feed.OddsFeedListener, cfg concurrent.Config) (*concurrent.OddsFeedListener, *concurrent.TaskLifecycleTracker) {
+func newListener(t testing.TB, l feed.OddsFeedListener, cfg concurrent.Config) (*concurrent.Dispatcher, *concurrent.TaskLifecycleTracker) {
 	t.Helper()
 	tracker := concurrent.NewTaskLifecycleTracker()
-	c, err := concurrent.NewOddsFeedListener(l, tracker, cfg)
+	c, err := concurrent.NewDispatcher(l, tracker, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -111,13 +111,13 @@ func TestConfigRefusedWithTheFieldNamed(t *testing.T) {
 		{concurrent.Config{Threads: 1 << 20}, "Config.Threads 1048576"},
 		{concurrent.Config{QueueSize: -5}, "Config.QueueSize -5"},
 	} {
-		_, err := concurrent.NewOddsFeedListener(l, tracker, tc.cfg)
+		_, err := concurrent.NewDispatcher(l, tracker, tc.cfg)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	_, err := concurrent.NewOddsFeedListener(nil, tracker, concurrent.Config{})
+	_, err := concurrent.NewDispatcher(nil, tracker, concurrent.Config{})
 	assert.ErrorContains(t, err, "listener is nil")
-	_, err = concurrent.NewOddsFeedListener(l, nil, concurrent.Config{})
+	_, err = concurrent.NewDispatcher(l, nil, concurrent.Config{})
 	assert.ErrorContains(t, err, "tracker is nil")
 }
 
@@ -294,7 +294,7 @@ func TestPerMatchOrderAcrossAllWorkers(t *testing.T) {
 }
 
 // dispatchDecoded queues m through the listener method of its type.
-func dispatchDecoded(ctx context.Context, c *concurrent.OddsFeedListener, m feed.Message) error {
+func dispatchDecoded(ctx context.Context, c *concurrent.Dispatcher, m feed.Message) error {
 	switch m := m.(type) {
 	case *feed.OddsChange:
 		return c.OnOddsChange(ctx, m)

@@ -15,7 +15,7 @@ import (
 // The reading goroutine allocates the ticket of each message it dispatches through the
 // stream (Allocate) and reports each alive with subscribed=1 (Alive). The point's promise
 // follows the order of those calls on one goroutine, a session's reading goroutine; the
-// methods are safe for concurrent use all the same (an OddsFeedListener's Dispatch may be
+// methods are safe for concurrent use all the same (a Dispatcher's Dispatch may be
 // called from several goroutines), the order between two goroutines' calls being theirs.
 //
 // Cost: a map lookup and a few atomic operations per live message, without the tracker's

@@ -64,13 +64,13 @@ func NewPool(tracker *TaskLifecycleTracker, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// Listener returns a new listener of the pool that delivers to l, on a Stream of its own:
+// Dispatcher returns a new dispatcher of the pool that delivers to l, on a Stream of its own:
 // one per session. It fails once the pool is closed.
-func (p *Pool) Listener(l feed.OddsFeedListener) (*OddsFeedListener, error) {
+func (p *Pool) Dispatcher(l feed.OddsFeedListener) (*Dispatcher, error) {
 	if l == nil {
-		return nil, errors.New("concurrent: Pool.Listener: listener is nil")
+		return nil, errors.New("concurrent: Pool.Dispatcher: listener is nil")
 	}
-	c := &OddsFeedListener{
+	c := &Dispatcher{
 		l:       l,
 		hooked:  (&hooked{l: l, t: p.tracker}).asListener(),
 		tracker: p.tracker,
@@ -80,7 +80,7 @@ func (p *Pool) Listener(l feed.OddsFeedListener) (*OddsFeedListener, error) {
 	}
 	c.sh.drained = make(chan struct{})
 	if !p.sched.join(c) {
-		return nil, fmt.Errorf("concurrent: Pool.Listener: %w", feed.ErrDispatcherClosed)
+		return nil, fmt.Errorf("concurrent: Pool.Dispatcher: %w", feed.ErrDispatcherClosed)
 	}
 	c.stream = p.tracker.NewStream()
 	c.ctx, c.cancel = context.WithCancel(p.ctx)
@@ -173,7 +173,7 @@ func (p *Pool) Stats() PoolStats {
 }
 
 // runningFor counts the workers in a call of c's listener.
-func (p *Pool) runningFor(c *OddsFeedListener) int {
+func (p *Pool) runningFor(c *Dispatcher) int {
 	n := 0
 	for i := range p.workers {
 		if p.workers[i].running.Load() == c {

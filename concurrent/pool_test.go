@@ -32,9 +32,9 @@ func newPool(t *testing.T, cfg concurrent.Config) (*concurrent.Pool, *concurrent
 }
 
 // poolListener returns a listener of p that delivers to l, closed at the end of the test.
-func poolListener(t *testing.T, p *concurrent.Pool, l feed.OddsFeedListener) *concurrent.OddsFeedListener {
+func poolListener(t *testing.T, p *concurrent.Pool, l feed.OddsFeedListener) *concurrent.Dispatcher {
 	t.Helper()
-	c, err := p.Listener(l)
+	c, err := p.Dispatcher(l)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -55,10 +55,10 @@ func TestPoolRefusesWithTheFieldNamed(t *testing.T) {
 	_, err = concurrent.NewPool(nil, concurrent.Config{})
 	assert.ErrorContains(t, err, "tracker is nil")
 	p, _ := newPool(t, concurrent.Config{Threads: 1})
-	_, err = p.Listener(nil)
+	_, err = p.Dispatcher(nil)
 	assert.ErrorContains(t, err, "listener is nil")
 	require.NoError(t, p.Close(testContext(t)))
-	_, err = p.Listener(feed.BaseOddsFeedListener{})
+	_, err = p.Dispatcher(feed.BaseOddsFeedListener{})
 	assert.ErrorIs(t, err, feed.ErrDispatcherClosed, "a closed pool makes no listener")
 }
 
@@ -415,7 +415,7 @@ func TestPoolProcessedPointAndHeldUpWithTwoListeners(t *testing.T) {
 		}
 	})
 	customer := feedtest.NewGlobalRecorder()
-	g, err := concurrent.NewGlobalEventsListener(customer, tracker, concurrent.GlobalConfig{})
+	g, err := concurrent.NewStatusGate(customer, tracker, concurrent.GateConfig{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close(context.Background()) })
 	recA, recB := newOrderRecorder(3), newOrderRecorder(3)

@@ -31,12 +31,12 @@ const maxFreeLanes = 4096
 const maxKeptRing = 64
 
 // task is one message to deliver: a raw event that the worker decodes, or a message that
-// came decoded through the OddsFeedListener methods.
+// came decoded through the feed.OddsFeedListener methods.
 type task struct {
 	ev     feed.Event
 	msg    feed.Message // set for a decoded message; ev is then unused
 	ticket Ticket
-	owner  *OddsFeedListener // the listener that queued it, whose customer listener it goes to
+	owner  *Dispatcher // the listener that queued it, whose customer listener it goes to
 }
 
 // lane is the FIFO of one match's tasks, whichever listener of the pool queued them, so
@@ -53,12 +53,12 @@ type lane struct {
 // count its matches. A lane has one owner or two (a match in two sessions): a slice
 // scanned under the scheduler's lock is cheaper than a map.
 type laneOwner struct {
-	c *OddsFeedListener
+	c *Dispatcher
 	n int
 }
 
 // addOwner counts one more task of c in ln.
-func (ln *lane) addOwner(c *OddsFeedListener) {
+func (ln *lane) addOwner(c *Dispatcher) {
 	for i := range ln.owners {
 		if ln.owners[i].c == c {
 			ln.owners[i].n++
@@ -70,7 +70,7 @@ func (ln *lane) addOwner(c *OddsFeedListener) {
 }
 
 // dropOwner counts one task of c out of ln.
-func (ln *lane) dropOwner(c *OddsFeedListener) {
+func (ln *lane) dropOwner(c *Dispatcher) {
 	for i := range ln.owners {
 		if ln.owners[i].c != c {
 			continue
@@ -108,7 +108,7 @@ const (
 type worker struct {
 	index     int
 	completed atomic.Uint64
-	running   atomic.Pointer[OddsFeedListener] // whose listener call is in progress; nil between calls
+	running   atomic.Pointer[Dispatcher] // whose listener call is in progress; nil between calls
 	_         [40]byte
 }
 
@@ -278,13 +278,13 @@ func (s *scheduler) release(ln *lane, batch []task) []task {
 
 // doneLocked counts one task (or inline delivery) of o as over, and tells o's Close when
 // it was the last one.
-func (s *scheduler) doneLocked(o *OddsFeedListener) {
+func (s *scheduler) doneLocked(o *Dispatcher) {
 	if o.sh.active--; o.sh.active == 0 && o.sh.closed {
 		s.drainedLocked(o)
 	}
 }
 
-func (s *scheduler) drainedLocked(o *OddsFeedListener) {
+func (s *scheduler) drainedLocked(o *Dispatcher) {
 	s.listeners--
 	close(o.sh.drained)
 }
@@ -299,7 +299,7 @@ func (s *scheduler) exitIfDoneLocked() {
 
 // hold registers work of o done outside the workers (an inline delivery) that Close must
 // wait for, as for a held lane; it reports false once o or the scheduler is closed.
-func (s *scheduler) hold(o *OddsFeedListener) bool {
+func (s *scheduler) hold(o *Dispatcher) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || o.sh.closed {
@@ -312,7 +312,7 @@ func (s *scheduler) hold(o *OddsFeedListener) bool {
 }
 
 // unhold ends what hold registered.
-func (s *scheduler) unhold(o *OddsFeedListener) {
+func (s *scheduler) unhold(o *Dispatcher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.holding--
@@ -321,7 +321,7 @@ func (s *scheduler) unhold(o *OddsFeedListener) {
 }
 
 // join registers a new listener; it reports false once the scheduler is closed.
-func (s *scheduler) join(o *OddsFeedListener) bool {
+func (s *scheduler) join(o *Dispatcher) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -333,7 +333,7 @@ func (s *scheduler) join(o *OddsFeedListener) bool {
 
 // closeOwner stops o's new tasks, and wakes o's puts waiting for room so that they give
 // up; o.sh.drained is closed once o's tasks are over.
-func (s *scheduler) closeOwner(o *OddsFeedListener) {
+func (s *scheduler) closeOwner(o *Dispatcher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o.sh.closed = true
@@ -353,7 +353,7 @@ func (s *scheduler) close() {
 }
 
 // ownerStats reads o's gauges.
-func (s *scheduler) ownerStats(o *OddsFeedListener) (queued, matches int) {
+func (s *scheduler) ownerStats(o *Dispatcher) (queued, matches int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return o.sh.queued, o.sh.matches

@@ -10,7 +10,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// SerialConfig configures a SerialListener. The zero value of each field means its
+// SerialConfig configures a SerialDispatcher. The zero value of each field means its
 // default.
 type SerialConfig struct {
 	// QueueSize bounds the messages waiting for delivery; 0 means feed.DefaultQueueSize.
@@ -24,15 +24,15 @@ type SerialConfig struct {
 	Logger *slog.Logger
 }
 
-// SerialListener delivers the messages of a session to a customer's feed.OddsFeedListener
+// SerialDispatcher delivers the messages of a session to a customer's feed.OddsFeedListener
 // one at a time, in the order they arrived, as feed.SerialDispatcher does (it runs one),
 // and tracks each as a task of its RecoveryContext on a Stream of the tracker, as
-// OddsFeedListener does: a GlobalEventsListener sharing the tracker holds a producer's up
+// Dispatcher does: a StatusGate sharing the tracker holds a producer's up
 // back until the recovery's messages are processed, the processed point follows the
 // listener, and the tracker's call hooks (OnCallFailed, OnCallReturned) are told of each
-// call. It is the serial twin of OddsFeedListener, for a listener that must see every
+// call. It is the serial twin of Dispatcher, for a listener that must see every
 // message in arrival order, across matches.
-type SerialListener struct {
+type SerialDispatcher struct {
 	inner  *feed.SerialDispatcher
 	stream *Stream
 
@@ -49,21 +49,21 @@ type numbered struct {
 	k   Ticket
 }
 
-var _ feed.Dispatcher = (*SerialListener)(nil)
+var _ feed.Dispatcher = (*SerialDispatcher)(nil)
 
-// NewSerialListener starts a serial dispatcher that delivers to l, tracking every task in
+// NewSerialDispatcher starts a serial dispatcher that delivers to l, tracking every task in
 // tracker. A bad SerialConfig is refused with the field named.
-func NewSerialListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg SerialConfig) (*SerialListener, error) {
+func NewSerialDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg SerialConfig) (*SerialDispatcher, error) {
 	switch {
 	case l == nil:
-		return nil, errors.New("concurrent: NewSerialListener: listener is nil")
+		return nil, errors.New("concurrent: NewSerialDispatcher: listener is nil")
 	case tracker == nil:
-		return nil, errors.New("concurrent: NewSerialListener: tracker is nil")
+		return nil, errors.New("concurrent: NewSerialDispatcher: tracker is nil")
 	case cfg.QueueSize < 0:
 		return nil, fmt.Errorf("concurrent: SerialConfig.QueueSize %d must not be negative (0 means %d)",
 			cfg.QueueSize, feed.DefaultQueueSize)
 	}
-	s := &SerialListener{stream: tracker.NewStream()}
+	s := &SerialDispatcher{stream: tracker.NewStream()}
 	inner, err := feed.NewSerialDispatcher((&hooked{l: l, t: tracker, enter: s.enter}).asListener(),
 		feed.DispatcherOptions{QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
 	if err != nil {
@@ -76,7 +76,7 @@ func NewSerialListener(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, c
 // Dispatch records ev as a task of its recovery, on the listener's Stream, and queues it.
 // It blocks while SerialConfig.QueueSize messages wait, and returns ctx.Err() if ctx ends
 // first, or feed.ErrDispatcherClosed after Close; ev is then not delivered.
-func (s *SerialListener) Dispatch(ctx context.Context, ev feed.Event) error {
+func (s *SerialDispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	k := s.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	s.mu.Lock()
 	s.seq++
@@ -103,13 +103,13 @@ func (s *SerialListener) Dispatch(ctx context.Context, ev feed.Event) error {
 // Stream returns the stream of the messages given to Dispatch, for the tracker's
 // processed point: report each alive the session reads to it (Stream.MarkAlives), on
 // the goroutine that calls Dispatch.
-func (s *SerialListener) Stream() *Stream { return s.stream }
+func (s *SerialDispatcher) Stream() *Stream { return s.stream }
 
 // Close stops taking messages, delivers those queued and returns once the listener is
 // done with them. If ctx ends first, the queued messages are abandoned (and recorded so
 // in the tracker), the context passed to the listener is cancelled, and Close returns
 // ctx.Err() without waiting for a listener call that ignores its context.
-func (s *SerialListener) Close(ctx context.Context) error {
+func (s *SerialDispatcher) Close(ctx context.Context) error {
 	err := s.inner.Close(ctx)
 	s.mu.Lock()
 	rest := s.tickets
@@ -122,10 +122,10 @@ func (s *SerialListener) Close(ctx context.Context) error {
 }
 
 // Stats returns the counters of the serial dispatcher.
-func (s *SerialListener) Stats() feed.DispatcherStats { return s.inner.Stats() }
+func (s *SerialDispatcher) Stats() feed.DispatcherStats { return s.inner.Stats() }
 
 // enter starts the ticket of the event being delivered and returns its completion.
-func (s *SerialListener) enter() func() {
+func (s *SerialDispatcher) enter() func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.tickets) == 0 {

@@ -14,9 +14,9 @@ import (
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
-func newSerial(t testing.TB, l feed.OddsFeedListener, tracker *concurrent.TaskLifecycleTracker, cfg concurrent.SerialConfig) *concurrent.SerialListener {
+func newSerial(t testing.TB, l feed.OddsFeedListener, tracker *concurrent.TaskLifecycleTracker, cfg concurrent.SerialConfig) *concurrent.SerialDispatcher {
 	t.Helper()
-	s, err := concurrent.NewSerialListener(l, tracker, cfg)
+	s, err := concurrent.NewSerialDispatcher(l, tracker, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -42,18 +42,18 @@ func until(t testing.TB, what string, cond func() bool) {
 func TestSerialConfigRefusedWithTheFieldNamed(t *testing.T) {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	l := feed.BaseOddsFeedListener{}
-	_, err := concurrent.NewSerialListener(l, tracker, concurrent.SerialConfig{QueueSize: -3})
+	_, err := concurrent.NewSerialDispatcher(l, tracker, concurrent.SerialConfig{QueueSize: -3})
 	assert.ErrorContains(t, err, "SerialConfig.QueueSize -3 must not be negative (0 means 1024)")
-	_, err = concurrent.NewSerialListener(nil, tracker, concurrent.SerialConfig{})
+	_, err = concurrent.NewSerialDispatcher(nil, tracker, concurrent.SerialConfig{})
 	assert.ErrorContains(t, err, "listener is nil")
-	_, err = concurrent.NewSerialListener(l, nil, concurrent.SerialConfig{})
+	_, err = concurrent.NewSerialDispatcher(l, nil, concurrent.SerialConfig{})
 	assert.ErrorContains(t, err, "tracker is nil")
 }
 
-// A SerialListener calls the listener in dispatch order across matches, one call at a
+// A SerialDispatcher calls the listener in dispatch order across matches, one call at a
 // time, and tracks every message as a task of its context: started and completed, the
 // unparsable one included.
-func TestSerialListenerDeliversInArrivalOrderAndTracksEveryTask(t *testing.T) {
+func TestSerialDispatcherDeliversInArrivalOrderAndTracksEveryTask(t *testing.T) {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	rec := feedtest.NewRecorder()
 	errs := &errorLog{}
@@ -94,7 +94,7 @@ func TestSerialListenerDeliversInArrivalOrderAndTracksEveryTask(t *testing.T) {
 
 // In serial delivery too, a producer's up is held back until the listener has processed
 // every message of the recovery behind it.
-func TestSerialListenerHoldsTheUpBackUntilTheRecoveryIsProcessed(t *testing.T) {
+func TestSerialDispatcherHoldsTheUpBackUntilTheRecoveryIsProcessed(t *testing.T) {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	gate := make(chan struct{})
 	rec := feedtest.NewRecorder()
@@ -106,7 +106,7 @@ func TestSerialListenerHoldsTheUpBackUntilTheRecoveryIsProcessed(t *testing.T) {
 	}
 	s := newSerial(t, rec, tracker, concurrent.SerialConfig{})
 	customer := feedtest.NewGlobalRecorder()
-	global, err := concurrent.NewGlobalEventsListener(customer, tracker, concurrent.GlobalConfig{})
+	global, err := concurrent.NewStatusGate(customer, tracker, concurrent.GateConfig{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = global.Close(context.Background()) })
 	ctx := testContext(t)
@@ -126,9 +126,9 @@ func TestSerialListenerHoldsTheUpBackUntilTheRecoveryIsProcessed(t *testing.T) {
 		tracker.Counts(concurrent.RecoveryContext{Producer: 1, RequestID: 42}))
 }
 
-// The processed point follows a SerialListener's Stream: an alive marked after two
+// The processed point follows a SerialDispatcher's Stream: an alive marked after two
 // messages is passed once both calls have returned.
-func TestSerialListenerProcessedPoint(t *testing.T) {
+func TestSerialDispatcherProcessedPoint(t *testing.T) {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	moved := make(chan time.Time, 4)
 	tracker.OnProcessed(func(_ int, through time.Time) { moved <- through })
@@ -159,7 +159,7 @@ func TestSerialListenerProcessedPoint(t *testing.T) {
 // A Close that gives up while the reading side is blocked in Dispatch abandons every
 // ticket; the Dispatch that then fails must not take another ticket for its own, nor
 // finish one twice.
-func TestSerialListenerCloseWhileDispatchIsBlocked(t *testing.T) {
+func TestSerialDispatcherCloseWhileDispatchIsBlocked(t *testing.T) {
 	tracker := concurrent.NewTaskLifecycleTracker()
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 16)
@@ -169,7 +169,7 @@ func TestSerialListenerCloseWhileDispatchIsBlocked(t *testing.T) {
 		<-gate
 		return nil
 	}
-	ts, err := concurrent.NewSerialListener(rec, tracker, concurrent.SerialConfig{QueueSize: 1})
+	ts, err := concurrent.NewSerialDispatcher(rec, tracker, concurrent.SerialConfig{QueueSize: 1})
 	require.NoError(t, err)
 	rc := concurrent.RecoveryContext{Producer: 1, RequestID: 9}
 	ev := func(i int) feed.Event { return rawEvent(t, message(feed.MessageBetStop, match(i), 1, 9, i)) }

@@ -16,7 +16,7 @@ import (
 func TestStatsEncodeToJSON(t *testing.T) {
 	jsoncheck.RoundTrip(t, jsoncheck.Filled[concurrent.Stats]())
 	jsoncheck.RoundTrip(t, jsoncheck.Filled[concurrent.PoolStats]())
-	jsoncheck.RoundTrip(t, jsoncheck.Filled[concurrent.GlobalStats]())
+	jsoncheck.RoundTrip(t, jsoncheck.Filled[concurrent.GateStats]())
 	tasks := map[concurrent.RecoveryContext]concurrent.TaskCounts{
 		{Producer: 1}:                jsoncheck.Filled[concurrent.TaskCounts](),
 		{Producer: 3, RequestID: 42}: {Allocated: 7, Started: 6, Completed: 5, Abandoned: 1},

@@ -9,7 +9,7 @@ import (
 )
 
 // TaskAllocator is the seed's scheduler, kept as the baseline the benchmarks measure
-// OddsFeedListener against: each match is hashed onto one of Threads queues, and each queue
+// Dispatcher against: each match is hashed onto one of Threads queues, and each queue
 // has one worker. A match's order holds (it always lands on the same queue), but a match
 // whose listener call stalls holds up every match that shares its queue.
 type TaskAllocator struct {

@@ -75,8 +75,8 @@ const maxIdleContexts = 1024
 // matches running in parallel, the feed's last replayed message is not the last one
 // processed.
 //
-// One tracker is shared by every OddsFeedListener of an SDK and by its
-// GlobalEventsListener. It is safe for concurrent use, and its zero value is an empty
+// One tracker is shared by every Dispatcher of an SDK and by its
+// StatusGate. It is safe for concurrent use, and its zero value is an empty
 // tracker.
 type TaskLifecycleTracker struct {
 	mu       sync.Mutex

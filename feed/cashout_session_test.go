@@ -54,12 +54,12 @@ func TestSessionDeliversCashoutsToACashoutListener(t *testing.T) {
 					tracker.OnCallReturned(func(*feed.Header) { returned.Add(1) })
 					fallthrough
 				case "concurrent":
-					c, err := concurrent.NewOddsFeedListener(l, tracker, concurrent.Config{Threads: 2})
+					c, err := concurrent.NewDispatcher(l, tracker, concurrent.Config{Threads: 2})
 					require.NoError(t, err)
 					cfg = feed.SessionConfig{Dispatcher: c}
 				case "concurrent serial":
 					tracker.OnCallReturned(func(*feed.Header) { returned.Add(1) })
-					c, err := concurrent.NewSerialListener(l, tracker, concurrent.SerialConfig{})
+					c, err := concurrent.NewSerialDispatcher(l, tracker, concurrent.SerialConfig{})
 					require.NoError(t, err)
 					cfg = feed.SessionConfig{Dispatcher: c}
 				}

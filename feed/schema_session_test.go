@@ -57,7 +57,7 @@ func TestSessionCountsSchemaViolations(t *testing.T) {
 			rec := newRecorder(2 * n)
 			cfg := feed.SessionConfig{Listener: rec}
 			if name == "concurrent" {
-				c, err := concurrent.NewOddsFeedListener(rec, concurrent.NewTaskLifecycleTracker(), concurrent.Config{Threads: 2})
+				c, err := concurrent.NewDispatcher(rec, concurrent.NewTaskLifecycleTracker(), concurrent.Config{Threads: 2})
 				require.NoError(t, err)
 				cfg = feed.SessionConfig{Dispatcher: c}
 			}
