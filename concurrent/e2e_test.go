@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -260,7 +261,7 @@ func TestE2EProducerUpWaitsForTheRecoveryReplay(t *testing.T) {
 	initiated := rig.customer.RequireNext(t)
 	require.Equal(t, feedtest.CallRecoveryInitiated, initiated.Kind, initiated.String())
 	require.Equal(t, int64(requestID), initiated.Recovery.RequestID)
-	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{
+	client, err := feedapi.NewClient(feedapi.Config{
 		BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken, Node: node})
 	require.NoError(t, err)
 	require.NoError(t, client.InitiateRecovery(ctx, lo, last, requestID))

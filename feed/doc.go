@@ -1,6 +1,7 @@
 // Package feed is the protocol layer of an odds-feed consumer in the style of the Unified
 // Odds Feed: routing keys, the message model and its decoder, the listener interfaces,
-// sessions, and the recovery API client.
+// sessions and transports, and APIError, what the feed's API answers other than 2xx
+// (package feedapi is its client).
 //
 // # Data path
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -54,7 +55,7 @@ func TestNegativeEventIDEndToEnd(t *testing.T) {
 	require.Len(t, oc.Markets, 1)
 	assert.Equal(t, 1.5, oc.Markets[0].Outcomes[0].Odds)
 
-	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{
+	client, err := feedapi.NewClient(feedapi.Config{
 		BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken, Node: node})
 	require.NoError(t, err)
 	const requestID = 41

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -45,7 +46,7 @@ func TestRecoveryReplayCoversWhatAConnectionDropLost(t *testing.T) {
 
 	// The recovery asks for everything since the last message received before the drop.
 	last := rec.messages()[499].Timestamp
-	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{
+	client, err := feedapi.NewClient(feedapi.Config{
 		BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken, Node: node})
 	require.NoError(t, err)
 	const requestID = 77

@@ -19,6 +19,7 @@ import (
 
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -186,7 +187,7 @@ func TestRecoveryIncludesTheMessageBeingPublished(t *testing.T) {
 	published := make(chan error, 1)
 	go func() { published <- sim.Publish(t.Context(), 1) }()
 	<-pub.held // the message is in the publisher's hands, not yet published
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
 	require.NoError(t, err)
 	require.NoError(t, c.InitiateRecovery(t.Context(), lo, time.Time{}, 5), "answered at once, though a publish is stuck")
 	close(pub.release)
@@ -364,7 +365,7 @@ func TestRecoveryBeyondTheHistoryIsRefused(t *testing.T) {
 	oldest := kept[0].Message.MessageHeader().Timestamp
 	srv := sim.NewRecoveryServer()
 	t.Cleanup(srv.Close)
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
 	require.NoError(t, err)
 
 	err = c.InitiateRecovery(t.Context(), lo, oldest.Add(-time.Millisecond), 1)

@@ -61,6 +61,9 @@ func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
 		}
 		s.apiStats.byPattern[pattern]++
 		s.apiStats.mu.Unlock()
+		// The API's clock is the simulator's: a client reading the server's time off Date
+		// (feedapi's clock offset) finds the simulated one, fake or real.
+		w.Header().Set("Date", s.clock.Now().UTC().Format(http.TimeFormat))
 		mux.ServeHTTP(w, r)
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/feedkit/feedkit/clock"
 )
 
-// API reads documents of the Sports API. *feed.RecoveryClient is one: it sends the
+// API reads documents of the Sports API. *feedapi.Client is one: it sends the
 // account's access token and reports an answer other than 2xx as a *feed.APIError that
 // names the URL (never the token). Tests give a client of the simulator's API
 // (feedtest.Simulator.APIHandler).

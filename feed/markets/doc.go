@@ -8,7 +8,7 @@
 // event the line belongs to. A listener asks for them when it needs them, such as when
 // it shows a bet or settles one; decoding a message never waits for a name. The SDK
 // makes one Names for all its listeners (feedkit.SDK.Names); New makes one from any API
-// client, such as a feed.RecoveryClient.
+// client, such as a feedapi.Client.
 //
 // A name is a description's template rendered with the line's specifiers (see
 // Template): "{!goalnr} goal" with goalnr=2 is "2nd goal". Templates that mention the

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/markets"
 )
@@ -23,7 +24,7 @@ func ExampleNames() {
 	}
 	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
 	defer api.Close()
-	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken})
+	client, err := feedapi.NewClient(feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken})
 	if err != nil {
 		panic(err)
 	}

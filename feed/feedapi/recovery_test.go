@@ -1,4 +1,4 @@
-package feed_test
+package feedapi_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 )
 
 const recoveryTestToken = "s3cret-t0ken"
@@ -54,12 +55,12 @@ func recoveryAPI(t *testing.T, respond http.HandlerFunc) (*httptest.Server, <-ch
 	return srv, got
 }
 
-func newRecoveryClient(t *testing.T, cfg feed.RecoveryClientConfig) *feed.RecoveryClient {
+func newClient(t *testing.T, cfg feedapi.Config) *feedapi.Client {
 	t.Helper()
 	if cfg.AccessToken == "" {
 		cfg.AccessToken = recoveryTestToken
 	}
-	c, err := feed.NewRecoveryClient(cfg)
+	c, err := feedapi.NewClient(cfg)
 	require.NoError(t, err)
 	return c
 }
@@ -89,9 +90,9 @@ func oneRequest(t *testing.T, got <-chan apiRequest) apiRequest {
 	}
 }
 
-func TestRecoveryClientInitiateRecoverySendsTheRequest(t *testing.T) {
+func TestClientInitiateRecoverySendsTheRequest(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, Node: feed.Node(7)})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL, Node: feed.Node(7)})
 	after := time.UnixMilli(1764152400123)
 
 	require.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 1), after, 42))
@@ -108,9 +109,9 @@ func TestRecoveryClientInitiateRecoverySendsTheRequest(t *testing.T) {
 	assert.NotContains(t, r.RequestURI, recoveryTestToken, "the token travels in the header only")
 }
 
-func TestRecoveryClientAfterIsUnixMillisecondsInAnyZone(t *testing.T) {
+func TestClientAfterIsUnixMillisecondsInAnyZone(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 	zone := time.FixedZone("UTC+5", 5*3600)
 	after := time.Date(2025, 11, 26, 10, 20, 0, 123_456_789, zone) // sub-millisecond part truncated
 
@@ -120,7 +121,7 @@ func TestRecoveryClientAfterIsUnixMillisecondsInAnyZone(t *testing.T) {
 	assert.Equal(t, "1764134400123", r.Query.Get("after"))
 }
 
-func TestRecoveryClientNodeID(t *testing.T) {
+func TestClientNodeID(t *testing.T) {
 	tests := []struct {
 		name     string
 		node     feed.NodeID
@@ -135,7 +136,7 @@ func TestRecoveryClientNodeID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, got := recoveryAPI(t, nil)
-			c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, Node: tt.node})
+			c := newClient(t, feedapi.Config{BaseURL: srv.URL, Node: tt.node})
 
 			require.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.UnixMilli(1), 5))
 
@@ -148,9 +149,9 @@ func TestRecoveryClientNodeID(t *testing.T) {
 	}
 }
 
-func TestRecoveryClientZeroAfterOmitsTheParameter(t *testing.T) {
+func TestClientZeroAfterOmitsTheParameter(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 
 	require.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 3), time.Time{}, 9))
 
@@ -159,11 +160,11 @@ func TestRecoveryClientZeroAfterOmitsTheParameter(t *testing.T) {
 	assert.Equal(t, url.Values{"request_id": {"9"}}, r.Query, "no after, no node_id")
 }
 
-func TestRecoveryClientJoinsBaseURLPath(t *testing.T) {
+func TestClientJoinsBaseURLPath(t *testing.T) {
 	for _, prefix := range []string{"/api", "/api/", "/api/feed"} {
 		t.Run(prefix, func(t *testing.T) {
 			srv, got := recoveryAPI(t, nil)
-			c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL + prefix})
+			c := newClient(t, feedapi.Config{BaseURL: srv.URL + prefix})
 
 			require.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.Time{}, 1))
 
@@ -174,24 +175,24 @@ func TestRecoveryClientJoinsBaseURLPath(t *testing.T) {
 	}
 }
 
-func TestRecoveryClientEventRecoveries(t *testing.T) {
+func TestClientEventRecoveries(t *testing.T) {
 	event := feed.MustParseURN("sr:match:1234")
 	tests := []struct {
 		name     string
-		initiate func(c *feed.RecoveryClient, ctx context.Context, p feed.Producer) error
+		initiate func(c *feedapi.Client, ctx context.Context, p feed.Producer) error
 		path     string
 	}{
-		{"odds", func(c *feed.RecoveryClient, ctx context.Context, p feed.Producer) error {
+		{"odds", func(c *feedapi.Client, ctx context.Context, p feed.Producer) error {
 			return c.InitiateEventRecovery(ctx, p, event, 77)
 		}, "/v1/liveodds/odds/events/sr:match:1234/initiate_request"},
-		{"stateful messages", func(c *feed.RecoveryClient, ctx context.Context, p feed.Producer) error {
+		{"stateful messages", func(c *feedapi.Client, ctx context.Context, p feed.Producer) error {
 			return c.InitiateEventStatefulRecovery(ctx, p, event, 77)
 		}, "/v1/liveodds/stateful_messages/events/sr:match:1234/initiate_request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, got := recoveryAPI(t, nil)
-			c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, Node: feed.Node(2)})
+			c := newClient(t, feedapi.Config{BaseURL: srv.URL, Node: feed.Node(2)})
 
 			require.NoError(t, tt.initiate(c, t.Context(), defaultProducer(t, 1)))
 
@@ -206,13 +207,13 @@ func TestRecoveryClientEventRecoveries(t *testing.T) {
 	}
 }
 
-func TestRecoveryClientSuccessStatuses(t *testing.T) {
+func TestClientSuccessStatuses(t *testing.T) {
 	for _, status := range []int{http.StatusOK, http.StatusAccepted, http.StatusNoContent} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			srv, got := recoveryAPI(t, func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(status)
 			})
-			c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+			c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 
 			assert.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.Time{}, 1))
 			oneRequest(t, got)
@@ -220,7 +221,7 @@ func TestRecoveryClientSuccessStatuses(t *testing.T) {
 	}
 }
 
-func TestRecoveryClientMapsStatusToErrors(t *testing.T) {
+func TestClientMapsStatusToErrors(t *testing.T) {
 	sentinels := []error{feed.ErrBadRequest, feed.ErrUnauthorized, feed.ErrForbidden, feed.ErrNotFound,
 		feed.ErrTooManyRequests, feed.ErrServerError}
 	tests := []struct {
@@ -250,7 +251,7 @@ func TestRecoveryClientMapsStatusToErrors(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, body)
 			})
-			c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, Node: feed.Node(1)})
+			c := newClient(t, feedapi.Config{BaseURL: srv.URL, Node: feed.Node(1)})
 
 			err := c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.UnixMilli(1000), 3)
 			require.Error(t, err)
@@ -278,14 +279,14 @@ func TestRecoveryClientMapsStatusToErrors(t *testing.T) {
 	}
 }
 
-func TestRecoveryClientErrorNeverShowsTheToken(t *testing.T) {
+func TestClientErrorNeverShowsTheToken(t *testing.T) {
 	// Even an API that echoes the token back: the error carries the body, so the only
 	// guarantee is that the client itself never puts the token in the URL.
 	srv, _ := recoveryAPI(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, "invalid token")
 	})
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 
 	err := c.InitiateEventRecovery(t.Context(), defaultProducer(t, 1), feed.MustParseURN("sr:match:1"), 1)
 	require.ErrorIs(t, err, feed.ErrUnauthorized)
@@ -317,9 +318,9 @@ func blockingAPI(t *testing.T) (srv *httptest.Server, arrived <-chan struct{}) {
 	return srv, in
 }
 
-func TestRecoveryClientTimeout(t *testing.T) {
+func TestClientTimeout(t *testing.T) {
 	srv, _ := blockingAPI(t)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL, Timeout: 50 * time.Millisecond})
 
 	err := c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.Time{}, 1)
 
@@ -330,9 +331,9 @@ func TestRecoveryClientTimeout(t *testing.T) {
 	assert.NoError(t, t.Context().Err(), "the client's own timeout ended the request")
 }
 
-func TestRecoveryClientHonoursCallerCancellation(t *testing.T) {
+func TestClientHonoursCallerCancellation(t *testing.T) {
 	srv, arrived := blockingAPI(t)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL}) // default timeout: 20 s
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL}) // default timeout: 20 s
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	p := defaultProducer(t, 1)
@@ -346,9 +347,9 @@ func TestRecoveryClientHonoursCallerCancellation(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-func TestRecoveryClientWithCancelledContextSendsNothing(t *testing.T) {
+func TestClientWithCancelledContextSendsNothing(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 
@@ -372,10 +373,10 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-func TestRecoveryClientUsesTheGivenHTTPClient(t *testing.T) {
+func TestClientUsesTheGivenHTTPClient(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
 	tr := &countingTransport{next: srv.Client().Transport}
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
 
 	require.NoError(t, c.InitiateRecovery(t.Context(), defaultProducer(t, 1), time.Time{}, 1))
 
@@ -383,9 +384,9 @@ func TestRecoveryClientUsesTheGivenHTTPClient(t *testing.T) {
 	assert.Equal(t, int32(1), tr.n.Load())
 }
 
-func TestRecoveryClientRefusesAProducerWithoutAPIPath(t *testing.T) {
+func TestClientRefusesAProducerWithoutAPIPath(t *testing.T) {
 	srv, got := recoveryAPI(t, nil)
-	c := newRecoveryClient(t, feed.RecoveryClientConfig{BaseURL: srv.URL})
+	c := newClient(t, feedapi.Config{BaseURL: srv.URL})
 	p := feed.Producer{ID: 99, Name: "X", Scope: feed.ScopeLive}
 
 	calls := map[string]func() error{
@@ -410,43 +411,43 @@ func TestRecoveryClientRefusesAProducerWithoutAPIPath(t *testing.T) {
 	}
 }
 
-func TestNewRecoveryClientValidatesTheConfig(t *testing.T) {
-	valid := feed.RecoveryClientConfig{BaseURL: "https://api.example.com", AccessToken: "t"}
+func TestNewClientValidatesTheConfig(t *testing.T) {
+	valid := feedapi.Config{BaseURL: "https://api.example.com", AccessToken: "t"}
 	tests := []struct {
 		name   string
-		modify func(*feed.RecoveryClientConfig)
+		modify func(*feedapi.Config)
 		field  string
 	}{
-		{"empty BaseURL", func(c *feed.RecoveryClientConfig) { c.BaseURL = "" }, "BaseURL"},
-		{"ftp BaseURL", func(c *feed.RecoveryClientConfig) { c.BaseURL = "ftp://api.example.com" }, "BaseURL"},
-		{"BaseURL without scheme", func(c *feed.RecoveryClientConfig) { c.BaseURL = "api.example.com" }, "BaseURL"},
-		{"BaseURL without host", func(c *feed.RecoveryClientConfig) { c.BaseURL = "http://" }, "BaseURL"},
-		{"unparsable BaseURL", func(c *feed.RecoveryClientConfig) { c.BaseURL = "http://[::1" }, "BaseURL"},
-		{"empty AccessToken", func(c *feed.RecoveryClientConfig) { c.AccessToken = "" }, "AccessToken"},
-		{"negative Timeout", func(c *feed.RecoveryClientConfig) { c.Timeout = -time.Second }, "Timeout"},
+		{"empty BaseURL", func(c *feedapi.Config) { c.BaseURL = "" }, "BaseURL"},
+		{"ftp BaseURL", func(c *feedapi.Config) { c.BaseURL = "ftp://api.example.com" }, "BaseURL"},
+		{"BaseURL without scheme", func(c *feedapi.Config) { c.BaseURL = "api.example.com" }, "BaseURL"},
+		{"BaseURL without host", func(c *feedapi.Config) { c.BaseURL = "http://" }, "BaseURL"},
+		{"unparsable BaseURL", func(c *feedapi.Config) { c.BaseURL = "http://[::1" }, "BaseURL"},
+		{"empty AccessToken", func(c *feedapi.Config) { c.AccessToken = "" }, "AccessToken"},
+		{"negative Timeout", func(c *feedapi.Config) { c.Timeout = -time.Second }, "Timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := valid
 			tt.modify(&cfg)
-			c, err := feed.NewRecoveryClient(cfg)
+			c, err := feedapi.NewClient(cfg)
 			require.Error(t, err)
 			assert.Nil(t, c)
-			assert.Contains(t, err.Error(), "RecoveryClientConfig."+tt.field)
+			assert.Contains(t, err.Error(), "feedapi: Config."+tt.field)
 		})
 	}
 
-	for _, ok := range []feed.RecoveryClientConfig{
+	for _, ok := range []feedapi.Config{
 		valid,
 		{BaseURL: "http://localhost:8080/api", AccessToken: "t", Timeout: time.Second, Node: feed.Node(-1)},
 	} {
-		c, err := feed.NewRecoveryClient(ok)
+		c, err := feedapi.NewClient(ok)
 		require.NoError(t, err, "%+v", ok)
 		assert.NotNil(t, c)
 	}
 }
 
-func ExampleRecoveryClient() {
+func ExampleClient_InitiateRecovery() {
 	requests := make(chan *http.Request, 1)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests <- r
@@ -454,7 +455,7 @@ func ExampleRecoveryClient() {
 	}))
 	defer api.Close()
 
-	client, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{
+	client, err := feedapi.NewClient(feedapi.Config{
 		BaseURL:     api.URL,
 		AccessToken: "my-token",
 		Node:        feed.Node(7),
@@ -478,11 +479,11 @@ func ExampleRecoveryClient() {
 	// token: my-token
 }
 
-func TestRecoveryClientRefusesAZeroEvent(t *testing.T) {
+func TestClientRefusesAZeroEvent(t *testing.T) {
 	var hits int
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits++ }))
 	t.Cleanup(srv.Close)
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: "t"})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: "t"})
 	require.NoError(t, err)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 	assert.ErrorContains(t, c.InitiateEventRecovery(t.Context(), lo, feed.URN{}, 1), "event URN is zero")
@@ -490,7 +491,7 @@ func TestRecoveryClientRefusesAZeroEvent(t *testing.T) {
 	assert.Zero(t, hits, "nothing was sent")
 }
 
-func TestRecoveryClientDoesNotFollowRedirects(t *testing.T) {
+func TestClientDoesNotFollowRedirects(t *testing.T) {
 	var followed bool
 	mux := http.NewServeMux()
 	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) { followed = true })
@@ -499,7 +500,7 @@ func TestRecoveryClientDoesNotFollowRedirects(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: "secret"})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: "secret"})
 	require.NoError(t, err)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
 

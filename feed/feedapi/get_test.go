@@ -1,4 +1,4 @@
-package feed_test
+package feedapi_test
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 )
 
 // Get sends the token in its header, the path and query as given, and returns the body;
 // a refusal is an *APIError naming the URL, which never carries the token; an answer
 // larger than max is refused.
-func TestRecoveryClientGet(t *testing.T) {
+func TestGet(t *testing.T) {
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("x-access-token") != "secret" {
@@ -34,7 +35,7 @@ func TestRecoveryClientGet(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: "secret"})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: "secret"})
 	require.NoError(t, err)
 	ctx := context.Background()
 

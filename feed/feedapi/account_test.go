@@ -1,4 +1,4 @@
-package feed_test
+package feedapi_test
 
 import (
 	"net/http/httptest"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -21,9 +22,9 @@ func TestParseProducerDescriptions(t *testing.T) {
  <producer id="1" name="LO" description="Live Odds" api_url="https://api.betradar.com/v1/liveodds/" active="true" scope="live" stateful_recovery_window_in_minutes="600"/>
  <producer id="5" name="PremiumCricket" description="Premium Cricket" api_url="https://api.betradar.com/v1/premium_cricket/" active="false" scope="live|prematch" stateful_recovery_window_in_minutes="4320"/>
 </producers>`
-	ps, err := feed.ParseProducerDescriptions([]byte(doc))
+	ps, err := feedapi.ParseProducerDescriptions([]byte(doc))
 	require.NoError(t, err)
-	require.Equal(t, []feed.ProducerDescription{
+	require.Equal(t, []feedapi.ProducerDescription{
 		{Producer: feed.Producer{ID: 1, Name: "LO", Description: "Live Odds", APIPath: "liveodds", Scope: feed.ScopeLive,
 			MaxRecoveryWindow: 10 * time.Hour, HeartbeatLimit: feed.LiveHeartbeatLimit},
 			Active: true, APIURL: "https://api.betradar.com/v1/liveodds/"},
@@ -47,7 +48,7 @@ func TestParseProducerDescriptionsRefusesABadProducer(t *testing.T) {
 		{`id="2" name="X" api_url="https://a/v1/lo/" active="true" scope="live"`, `stateful_recovery_window_in_minutes ""`},
 		{`id="2" name="X" api_url="/v1/lo/" active="true" scope="live" stateful_recovery_window_in_minutes="1"`, `api_url "/v1/lo/"`},
 	} {
-		_, err := feed.ParseProducerDescriptions([]byte(`<producers><producer ` + ok + `/><producer ` + c.attrs + `/></producers>`))
+		_, err := feedapi.ParseProducerDescriptions([]byte(`<producers><producer ` + ok + `/><producer ` + c.attrs + `/></producers>`))
 		require.Error(t, err, c.attrs)
 		assert.Contains(t, err.Error(), "producer 1 ", c.attrs)
 		assert.Contains(t, err.Error(), c.want, c.attrs)
@@ -56,15 +57,15 @@ func TestParseProducerDescriptionsRefusesABadProducer(t *testing.T) {
 
 // whoami.xml gives the bookmaker id, the virtual host and the token's expiry.
 func TestParseBookmakerDetails(t *testing.T) {
-	d, err := feed.ParseBookmakerDetails([]byte(`<bookmaker_details response_code="OK" expire_at="2027-01-02T03:04:05Z" bookmaker_id="12345" virtual_host="/unifiedfeed/12345"/>`))
+	d, err := feedapi.ParseBookmakerDetails([]byte(`<bookmaker_details response_code="OK" expire_at="2027-01-02T03:04:05Z" bookmaker_id="12345" virtual_host="/unifiedfeed/12345"/>`))
 	require.NoError(t, err)
-	assert.Equal(t, feed.BookmakerDetails{BookmakerID: 12345, VirtualHost: "/unifiedfeed/12345",
+	assert.Equal(t, feedapi.BookmakerDetails{BookmakerID: 12345, VirtualHost: "/unifiedfeed/12345",
 		ExpireAt: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}, d)
-	_, err = feed.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="0" virtual_host="/v"/>`))
+	_, err = feedapi.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="0" virtual_host="/v"/>`))
 	assert.ErrorContains(t, err, `bookmaker_id "0"`)
-	_, err = feed.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="1"/>`))
+	_, err = feedapi.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="1"/>`))
 	assert.ErrorContains(t, err, "virtual_host is empty")
-	_, err = feed.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="1" virtual_host="/v" expire_at="soon"/>`))
+	_, err = feedapi.ParseBookmakerDetails([]byte(`<bookmaker_details bookmaker_id="1" virtual_host="/v" expire_at="soon"/>`))
 	assert.ErrorContains(t, err, `expire_at "soon"`)
 }
 
@@ -80,12 +81,18 @@ func TestClientReadsTheAccountFromTheSimulator(t *testing.T) {
 	expire := time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC)
 	srv := httptest.NewServer(sim.APIHandler(feedtest.Account{BookmakerID: 42, VirtualHost: "/unifiedfeed/42", ExpireAt: expire}))
 	t.Cleanup(srv.Close)
-	c, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken})
+	c, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: feedtest.DefaultAccessToken, Clock: clk})
 	require.NoError(t, err)
 
 	d, err := c.WhoAmI(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, feed.BookmakerDetails{BookmakerID: 42, VirtualHost: "/unifiedfeed/42", ExpireAt: expire}, d)
+	assert.Equal(t, 42, d.BookmakerID)
+	assert.Equal(t, "/unifiedfeed/42", d.VirtualHost)
+	assert.Equal(t, expire, d.ExpireAt)
+	// The simulator's API tells the time of its clock, the client's too, in whole
+	// seconds: the offset is within the half second the rounding allows.
+	require.True(t, d.HasClockOffset)
+	assert.LessOrEqual(t, d.ClockOffset.Abs(), time.Second/2)
 
 	ps, err := c.ProducerDescriptions(t.Context())
 	require.NoError(t, err)
@@ -96,7 +103,7 @@ func TestClientReadsTheAccountFromTheSimulator(t *testing.T) {
 		assert.Equal(t, srv.URL+"/v1/"+all[i].APIPath+"/", p.APIURL)
 	}
 
-	bad, err := feed.NewRecoveryClient(feed.RecoveryClientConfig{BaseURL: srv.URL, AccessToken: "wrong"})
+	bad, err := feedapi.NewClient(feedapi.Config{BaseURL: srv.URL, AccessToken: "wrong"})
 	require.NoError(t, err)
 	_, err = bad.WhoAmI(t.Context())
 	assert.ErrorIs(t, err, feed.ErrUnauthorized)
