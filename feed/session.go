@@ -353,6 +353,14 @@ func (r receiver) ConnectionUp() {
 	}
 }
 
+// Error passes a transport's error to the session's OnError. The transport has logged it
+// with its own logger.
+func (r receiver) Error(err error) {
+	if r.s.rep.onError != nil {
+		r.s.rep.callOnError(r.s.ctx, err)
+	}
+}
+
 // handleConnectionDown passes the loss on, keeping a panicking handler from stopping the
 // transport's reading goroutine.
 func (s *Session) handleConnectionDown(h ConnectionLossHandler, err error) {

@@ -25,6 +25,11 @@ type Receiver interface {
 	// ConnectionUp reports that the queue is bound and consuming again (or for the first
 	// time, when the broker was unreachable at Subscribe).
 	ConnectionUp()
+	// Error reports an error the transport met and goes on from: a failed connection
+	// attempt, a lost connection, a failed acknowledgement. The session passes it to its
+	// OnError, so that a transport the host built reports to the SDK like one it built
+	// itself. ConnectionDown and ConnectionUp still tell the connection's state.
+	Error(err error)
 }
 
 // Transport connects sessions to a message broker: the embedded broker of package

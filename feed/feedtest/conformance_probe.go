@@ -76,6 +76,13 @@ func (p *probe) ConnectionUp() {
 	p.ReceiverRecorder.ConnectionUp()
 }
 
+// Error records the error.
+func (p *probe) Error(err error) {
+	p.enter()
+	defer p.exit()
+	p.ReceiverRecorder.Error(err)
+}
+
 // closedNow records that the subscription's Close has returned: from here on, any call
 // is a breach.
 func (p *probe) closedNow() { p.closed.Store(true) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/feedkit/feedkit/feed"
@@ -20,6 +21,9 @@ import (
 type ReceiverRecorder struct {
 	calls journal[ReceiverCall]
 	gate  chan struct{} // non-nil while held; guarded by calls.mu, read as a Receive is recorded
+
+	errMu sync.Mutex
+	errs  []error // Error's, apart from the calls: how often a transport reports is its own
 }
 
 var _ feed.Receiver = (*ReceiverRecorder)(nil)
@@ -96,6 +100,22 @@ func (r *ReceiverRecorder) ConnectionDown(err error) {
 
 // ConnectionUp records the connection.
 func (r *ReceiverRecorder) ConnectionUp() { r.calls.add(ReceiverCall{Kind: CallReceiverUp}, nil) }
+
+// Error records err apart from the other calls (see Errors): how many errors a
+// transport reports around a drop is its own business, the order of the other calls is
+// the contract.
+func (r *ReceiverRecorder) Error(err error) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	r.errs = append(r.errs, err)
+}
+
+// Errors returns the errors reported so far, in order.
+func (r *ReceiverRecorder) Errors() []error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return append([]error(nil), r.errs...)
+}
 
 // Hold makes the next calls of Receive wait until Release.
 func (r *ReceiverRecorder) Hold() {

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -57,6 +58,11 @@ type Config struct {
 	// VirtualHost, when set, replaces the virtual host in URL. The Unified Odds Feed's is
 	// "/unifiedfeed/<bookmaker id>".
 	VirtualHost string
+	// VirtualHostSource, when set (and VirtualHost is not), gives the virtual host at the
+	// first Subscribe: the account's, which the feed's API tells (a *feedapi.Client is
+	// one; the SDK sets it when the environment's broker is the feed's). The answer is
+	// kept for every later connection.
+	VirtualHostSource VirtualHostSource
 	// Exchange is the topic exchange the session queues are bound to; "" means
 	// DefaultExchange.
 	Exchange string
@@ -98,6 +104,12 @@ type Config struct {
 	Clock clock.Clock
 }
 
+// VirtualHostSource tells the broker's virtual host of an account: the feed's API does
+// (whoami.xml), and *feedapi.Client is one.
+type VirtualHostSource interface {
+	VirtualHost(ctx context.Context) (string, error)
+}
+
 // settings is a validated Config with its defaults applied.
 type settings struct {
 	Config
@@ -121,6 +133,8 @@ func resolve(cfg Config) (*settings, error) {
 		return nil, errors.New(prefix + "URL: TLS options in the URL (cacertfile, certfile, keyfile, server_name_indication) are not used: set Config.TLS")
 	case uri.ConnectionTimeout != 0:
 		return nil, errors.New(prefix + "URL: connection_timeout in the URL is not used: set Config.DialTimeout")
+	case cfg.VirtualHost != "" && cfg.VirtualHostSource != nil:
+		return nil, errors.New(prefix + "VirtualHost and VirtualHostSource are both set: set one")
 	case cfg.Prefetch < 0:
 		return nil, fmt.Errorf("%sPrefetch %d must not be negative", prefix, cfg.Prefetch)
 	case cfg.Prefetch > 65535:

@@ -34,7 +34,7 @@ var errConsumerCancelled = errors.New("rabbitmq: the broker cancelled the consum
 // connect makes a link: dial, open a channel, set QoS, declare the queue, bind it and
 // start consuming.
 func (sub *subscription) connect(ctx context.Context) (*link, error) {
-	d, err := sub.t.s.dial(ctx)
+	d, err := sub.s.dial(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 // hands its deliveries to the receiver.
 type subscription struct {
 	t        *Transport
+	s        *settings // the transport's, with the virtual host resolved
 	bindings []string
 	r        feed.Receiver
 	ackEvery int // acknowledge at least every this many messages
@@ -24,13 +25,13 @@ type subscription struct {
 	done   chan struct{}
 }
 
-func newSubscription(t *Transport, bindings []string, r feed.Receiver) *subscription {
+func newSubscription(t *Transport, s *settings, bindings []string, r feed.Receiver) *subscription {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &subscription{
-		t: t, bindings: bindings, r: r,
+		t: t, s: s, bindings: bindings, r: r,
 		// A quarter of the prefetch window: the broker never runs dry waiting for an
 		// ack, and one ack frame covers many messages.
-		ackEvery: max(1, t.s.Prefetch/4),
+		ackEvery: max(1, s.Prefetch/4),
 		ctx:      ctx, cancel: cancel, done: make(chan struct{}),
 	}
 }
@@ -58,7 +59,7 @@ func (sub *subscription) Close(ctx context.Context) error {
 // retried ever more slowly, like one that refuses them.
 func (sub *subscription) run(l *link) {
 	defer close(sub.done)
-	s, stats := sub.t.s, &sub.t.stats
+	s, stats := sub.s, &sub.t.stats
 	attempt := 0 // attempts since the last link that lasted
 	if l == nil {
 		attempt = 1
@@ -109,7 +110,7 @@ func (sub *subscription) run(l *link) {
 
 // wait waits d on the transport's clock; it reports false when Close came first.
 func (sub *subscription) wait(d time.Duration) bool {
-	t := sub.t.s.clock.NewTimer(d)
+	t := sub.s.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():
@@ -128,8 +129,8 @@ func (sub *subscription) wait(d time.Duration) bool {
 // under load, no message left unacknowledged when the stream pauses.
 func (sub *subscription) consume(l *link) error {
 	stats := &sub.t.stats
-	clk := sub.t.s.clock
-	ackTimeout := 3 * sub.t.s.Heartbeat
+	clk := sub.s.clock
+	ackTimeout := 3 * sub.s.Heartbeat
 	// Once Close is called, the link has closeTimeout to wind down: a receiver or an ack
 	// blocked on the network cannot hold Close longer.
 	stopBound := context.AfterFunc(sub.ctx, func() { _ = l.sock.SetDeadline(time.Now().Add(closeTimeout)) })
@@ -214,12 +215,14 @@ func (sub *subscription) consume(l *link) error {
 	}
 }
 
-// report passes err to the configured OnError and logger, and keeps it for Stats.
+// report passes err to the configured OnError and logger, and to the receiver (the
+// session, which passes it to the SDK's OnError), and keeps it for Stats.
 func (sub *subscription) report(err error) {
-	s := sub.t.s
+	s := sub.s
 	sub.t.stats.recordError(err, s.clock.Now())
 	s.log.LogAttrs(sub.ctx, slog.LevelWarn, err.Error())
 	if s.OnError != nil {
 		s.OnError(err)
 	}
+	sub.r.Error(err)
 }

@@ -22,6 +22,9 @@ import (
 type Transport struct {
 	s     *settings
 	stats transportCounters
+
+	mu       sync.Mutex
+	resolved *settings // s with the virtual host of VirtualHostSource, once known
 }
 
 var _ feed.Transport = (*Transport)(nil)
@@ -117,22 +120,50 @@ func (t *Transport) Subscribe(ctx context.Context, bindings []string, r feed.Rec
 	if r == nil {
 		return nil, errors.New("rabbitmq: Subscribe: receiver is nil")
 	}
-	sub := newSubscription(t, append([]string(nil), bindings...), r)
+	s, err := t.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub := newSubscription(t, s, append([]string(nil), bindings...), r)
 	l, err := sub.connect(ctx)
 	if err != nil {
 		if permanent(err) {
 			sub.cancel()
-			return nil, fmt.Errorf("rabbitmq: subscribe to %s: %w", t.s.redactedURL(), err)
+			return nil, fmt.Errorf("rabbitmq: subscribe to %s: %w", s.redactedURL(), err)
 		}
 		if ctx.Err() != nil {
 			sub.cancel()
 			return nil, ctx.Err()
 		}
 		t.stats.failed.Add(1)
-		sub.report(fmt.Errorf("rabbitmq: connect to %s (will retry): %w", t.s.redactedURL(), err))
+		sub.report(fmt.Errorf("rabbitmq: connect to %s (will retry): %w", s.redactedURL(), err))
 	}
 	go sub.run(l)
 	return sub, nil
+}
+
+// settings returns the transport's settings with the virtual host its VirtualHostSource
+// gives, asking it the first time.
+func (t *Transport) settings(ctx context.Context) (*settings, error) {
+	if t.s.VirtualHostSource == nil {
+		return t.s, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.resolved != nil {
+		return t.resolved, nil
+	}
+	vhost, err := t.s.VirtualHostSource.VirtualHost(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: the virtual host (Config.VirtualHostSource): %w", err)
+	}
+	if vhost == "" {
+		return nil, errors.New("rabbitmq: the virtual host (Config.VirtualHostSource) is empty")
+	}
+	s := *t.s
+	s.VirtualHost = vhost
+	t.resolved = &s
+	return t.resolved, nil
 }
 
 // permanent reports whether a failed first attempt means the configuration is wrong,
