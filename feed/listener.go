@@ -135,12 +135,45 @@ func (r StatusReason) IsUp() bool {
 	return r == FirstRecoveryCompleted || r == ProcessingQueueDelayStabilized || r == ReturnedFromInactivity
 }
 
-// RecoveryInitiated describes a recovery request sent to the feed's API.
+// RecoveryInitiated describes a recovery request the feed's API accepted.
 type RecoveryInitiated struct {
 	Producer  int
 	RequestID int64
-	After     time.Time // the feed replays what happened since After; zero for a full snapshot
-	Event     URN       // the event of a per-event recovery; zero for a producer recovery
+	// Kind says what the feed replays: a producer's messages since After, or one
+	// event's current odds or stateful messages.
+	Kind RecoveryKind
+	// After is where a producer recovery goes back to: the feed replays what it sent
+	// since. Zero for an event recovery, which resends the event's current state.
+	After time.Time
+	// Event is the event of an event recovery; zero for a producer recovery.
+	Event URN
+}
+
+// RecoveryKind says what a recovery request asks the feed to replay.
+type RecoveryKind uint8
+
+// The kinds of recovery.
+const (
+	// ProducerRecovery replays every message of a producer since a moment.
+	ProducerRecovery RecoveryKind = iota
+	// EventRecovery resends the current odds of one event (SDK.RecoverEvent).
+	EventRecovery
+	// EventStatefulRecovery resends the stateful messages of one event: its bet
+	// settlements, cancellations and their rollbacks (SDK.RecoverEventStateful).
+	EventStatefulRecovery
+)
+
+// String names the kind: "producer", "event" or "event stateful".
+func (k RecoveryKind) String() string {
+	switch k {
+	case ProducerRecovery:
+		return "producer"
+	case EventRecovery:
+		return "event"
+	case EventStatefulRecovery:
+		return "event stateful"
+	}
+	return "RecoveryKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // EventRecoveryCompleted describes the end of a per-event recovery.

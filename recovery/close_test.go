@@ -22,20 +22,20 @@ func TestCloseTwiceAndOpenAfterClose(t *testing.T) {
 	assert.ErrorIs(t, r.m.Open(ctx), recovery.ErrClosed)
 	// Messages after Close are dropped without blocking.
 	r.m.HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
-	r.m.SystemHandler(0).HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
+	r.handlers[0].HandleSystem(feed.Event{Key: feed.RoutingKey{Type: feed.MessageAlive}})
 	r.m.HandleConnectionDown(feed.SessionRef{}, nil)
 }
 
 // A manager closed before it was opened cannot be opened; Open twice is refused.
 func TestOpenLifecycle(t *testing.T) {
 	ctx := context.Background()
-	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, recovery.Config{})
 	require.NoError(t, err)
 	require.NoError(t, m.Close(ctx))
 	require.NoError(t, m.Close(ctx))
 	assert.ErrorIs(t, m.Open(ctx), recovery.ErrClosed)
 
-	m, err = recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
+	m, err = recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, recovery.Config{})
 	require.NoError(t, err)
 	require.NoError(t, m.Open(ctx))
 	err = m.Open(ctx)
@@ -98,7 +98,7 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 // ErrClosed, and with its context ended ctx.Err(); none of them waits.
 func TestFlushOutsideTheManagersLife(t *testing.T) {
 	ctx := context.Background()
-	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, recovery.Config{})
 	require.NoError(t, err)
 	err = m.Flush(ctx)
 	require.ErrorContains(t, err, "Flush before Open")

@@ -28,9 +28,15 @@ const (
 // enabled.
 var ErrNoRequester = errors.New("recovery: NewManager: the Requester is nil and recoveries are enabled (Config.Disabled is false)")
 
-// Requester sends recovery requests to the feed's API; *feed.RecoveryClient is one.
+// Requester sends recovery requests to the feed's API; *feedapi.Client is one.
 type Requester interface {
 	InitiateRecovery(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error
+}
+
+// ProducerSource lists the producers the account receives, as the feed's API describes
+// them (producers.xml); *feedapi.Client is one. Open reads it (Config.ProducerSource).
+type ProducerSource interface {
+	Producers(ctx context.Context) ([]feed.Producer, error)
 }
 
 // Config holds a Manager's tunables, each with a default: its zero value. What the
@@ -40,15 +46,21 @@ type Requester interface {
 // millisecond for the others) is refused: it is a number written without its unit
 // (RecoveryTimeout: 60 is 60ns), not a setting.
 type Config struct {
-	// Producers are the producers to follow when Open is given no list (OpenWithProducers
-	// gives the account's, read from the API; the SDK falls back to Producers when the API
-	// cannot say); nil means feed.DefaultProducers(). Messages of other producers are
-	// counted and ignored.
+	// Producers are the producers to follow without a ProducerSource, or when it fails;
+	// nil means feed.DefaultProducers(). Messages of other producers are counted and
+	// ignored.
 	Producers []feed.Producer
+	// ProducerSource, when set, is where Open reads the producers to follow: the
+	// account's, from the feed's API (the SDK sets its API client). A producer it lists
+	// that Producers lists too keeps the HeartbeatLimit given there, which the API does
+	// not describe. When it cannot be read, Open follows Producers instead and reports why
+	// to OnError; a refused access token (feed.ErrUnauthorized, feed.ErrForbidden), or
+	// Open's ctx ending, fails Open.
+	ProducerSource ProducerSource
 	// DisabledProducers are the ids of producers not to follow, whether they come from
-	// Producers or from the list given to OpenWithProducers: they are not recovered, not
-	// waited for and not reported, and their system messages are counted
-	// (Stats.DisabledProducer) and ignored.
+	// Producers or from the ProducerSource: they are not recovered, not waited for and not
+	// reported, and their system messages are counted (Stats.DisabledProducer) and
+	// ignored.
 	DisabledProducers []int
 	// Account names the feed account in the Ledger: the rate limits are shared by every
 	// node and process of one account. "" means DefaultAccount.
@@ -91,7 +103,9 @@ type Config struct {
 	Limits Limits
 	// Ledger counts the account's requests; nil means a MemoryLedger of this manager.
 	Ledger Ledger
-	// Store persists producer records; nil means a MemoryStore of this manager.
+	// Store persists producer records; nil means a MemoryStore of this manager. With
+	// recoveries enabled and the records in memory, Open logs a warning: a restarted
+	// process knows nothing of its producers and recovers the last AssumedDowntime only.
 	Store Store
 	// RetryInitial and RetryMax bound the exponential backoff between attempts of a
 	// request the API failed; 0 means DefaultRetryInitial and DefaultRetryMax.
@@ -115,6 +129,7 @@ type settings struct {
 	listener  feed.GlobalEventsListener // nil ignores the news
 	node      feed.NodeID
 	sessions  int
+	inMemory  bool // the records go with the process (a MemoryStore)
 }
 
 func (c Config) resolve() (settings, error) {
@@ -201,6 +216,7 @@ func (c Config) resolve() (settings, error) {
 	if s.Store == nil {
 		s.Store = NewMemoryStore()
 	}
+	_, s.inMemory = s.Store.(*MemoryStore)
 	s.Clock = clock.OrReal(s.Clock)
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)

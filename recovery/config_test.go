@@ -2,7 +2,6 @@ package recovery_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +63,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, c.cfg)
+			m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, c.cfg)
 			require.Error(t, err)
 			assert.Nil(t, m)
 			assert.True(t, strings.HasPrefix(err.Error(), "recovery: "), err.Error())
@@ -88,35 +87,18 @@ func TestConfigDefaultsAreAccepted(t *testing.T) {
 			RetryInitial: time.Millisecond, RetryMax: time.Millisecond, MaxProcessingDelay: time.Millisecond,
 			HeartbeatLimits: map[int]time.Duration{1: time.Millisecond}},
 	} {
-		m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 3, cfg)
+		m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, cfg)
 		require.NoError(t, err, "%+v", cfg)
 		require.NoError(t, m.Close(context.Background()))
 	}
 }
 
-// NewManager takes the system messages of one session at least; a count below it is
-// refused, naming the argument.
-func TestNewManagerRefusesNoSessions(t *testing.T) {
-	for _, sessions := range []int{0, -1} {
-		m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, sessions, recovery.Config{})
-		require.Error(t, err)
-		assert.Nil(t, m)
-		assert.Equal(t, fmt.Sprintf("recovery: NewManager: sessions %d must be at least 1", sessions), err.Error())
-	}
-}
-
-// SystemHandler(i) takes 0 <= i < sessions; anything else is a programming error.
-func TestSystemHandlerOutOfRangePanics(t *testing.T) {
-	for _, n := range []int{1, 3} {
-		r := newRig(t, recovery.Config{}, withSessions(n))
-		for i := range n {
-			assert.NotPanics(t, func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", n, i)
-		}
-		for _, i := range []int{-1, n, n + 5} {
-			assert.PanicsWithValue(t, fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, n),
-				func() { r.m.SystemHandler(i) }, "sessions %d, handler %d", n, i)
-		}
-	}
+// Each session takes its handler before Open; after it, the sessions are fixed and
+// asking for one more is a programming error.
+func TestSystemHandlerAfterOpenPanics(t *testing.T) {
+	r := newRig(t, recovery.Config{}, withSessions(2))
+	assert.PanicsWithValue(t, "recovery: SystemHandler after Open: every session takes its handler before",
+		func() { r.m.SystemHandler() })
 }
 
 // The node given to NewManager is recorded with each request: in what the manager asks of

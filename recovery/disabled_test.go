@@ -93,7 +93,7 @@ func TestManagerIgnoresTheEnvironment(t *testing.T) {
 func TestRequesterIsRequiredWhenEnabled(t *testing.T) {
 	for _, disabled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("disabled=%v", disabled), func(t *testing.T) {
-			m, err := recovery.NewManager(nil, nil, feed.NodeID{}, 1, recovery.Config{Disabled: disabled})
+			m, err := recovery.NewManager(nil, nil, feed.NodeID{}, recovery.Config{Disabled: disabled})
 			if !disabled {
 				assert.ErrorIs(t, err, recovery.ErrNoRequester)
 				assert.Nil(t, m)

@@ -12,11 +12,11 @@
 // The kit has one rule for what goes where: what a component cannot work without, and
 // what an assembler (the root package's SDK) wires in, is an argument of its constructor;
 // a Config holds tunables and optional plug-ins that have a default (here the Store, the
-// Ledger, the Clock, the Logger, OnError). So NewManager takes the Requester that sends
-// the requests, the GlobalEventsListener it reports to, the node id and the number of
-// sessions that deliver system messages, and Config only what a user may set. The
-// package reads no environment: the SDK applies FEEDKIT_RECOVERY_ENABLED
-// (feedkit.RecoveryEnabledEnv) over Config.Disabled.
+// Ledger, the ProducerSource, the Clock, the Logger, OnError). So NewManager takes the
+// Requester that sends the requests, the GlobalEventsListener it reports to and the node
+// id, each session that delivers system messages takes a SystemHandler, and Config holds
+// only what a user may set. The package reads no environment: the SDK applies
+// FEEDKIT_RECOVERY_ENABLED (feedkit.RecoveryEnabledEnv) over Config.Disabled.
 //
 // # If you know Sportradar's SDK
 //
@@ -25,7 +25,7 @@
 //	MaxRecoveryTime                                    Config.RecoveryTimeout
 //	MinIntervalBetweenRecoveryRequests                 Config.Limits (the API's own limits, counted exactly)
 //	DisabledProducers, disableProducer                 Config.DisabledProducers
-//	the producers of the account (producers.xml)       OpenWithProducers (Config.Producers the fallback)
+//	the producers of the account (producers.xml)       Config.ProducerSource (Config.Producers the fallback)
 //	setProducerRecoveryFromTimestamp                   a Record saved in the Store before Open
 //	onProducerStatusChange, onRecoveryInitiated        the GlobalEventsListener given to NewManager
 //	IsProducerDown, LastTimestampBeforeDisconnect      Manager.Producer: ProducerState.Up, LastDisconnectedAt

@@ -10,7 +10,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 )
 
-// EventRequester sends the recovery requests of one event; *feed.RecoveryClient is one.
+// EventRequester sends the recovery requests of one event; *feedapi.Client is one.
 // RecoverEvent needs the Requester given to NewManager to implement it.
 type EventRequester interface {
 	InitiateEventRecovery(ctx context.Context, p feed.Producer, event feed.URN, requestID int64) error
@@ -155,7 +155,10 @@ func (m *Manager) onEventResult(r *eventResult, now time.Time) {
 			slog.String("event", e.event.String()), slog.Bool("stateful", e.stateful), slog.Int64("request_id", r.id))
 	})
 	if l := m.s.listener; l != nil {
-		ri := feed.RecoveryInitiated{Producer: e.producer.ID, RequestID: r.id, Event: e.event}
+		ri := feed.RecoveryInitiated{Producer: e.producer.ID, RequestID: r.id, Kind: feed.EventRecovery, Event: e.event}
+		if e.stateful {
+			ri.Kind = feed.EventStatefulRecovery
+		}
 		m.effects = append(m.effects, func() {
 			m.callListener("OnRecoveryInitiated", func() { l.OnRecoveryInitiated(m.ctx, ri) })
 		})

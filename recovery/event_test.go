@@ -62,7 +62,11 @@ func newEventRig(t *testing.T, cfg recovery.Config, opts ...rigOption) (*rig, *e
 }
 
 func eventInitiated(id int64) string {
-	return fmt.Sprintf("recovery #%d of producer 1 initiated for sr:match:42", id)
+	return fmt.Sprintf("event recovery #%d of producer 1 initiated for sr:match:42", id)
+}
+
+func statefulInitiated(id int64) string {
+	return fmt.Sprintf("event stateful recovery #%d of producer 1 initiated for sr:match:42", id)
 }
 
 func eventCompleted(id int64) string {
@@ -93,7 +97,7 @@ func TestRecoverEventCompletesAtItsSnapshotOnEverySession(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, eventCall{lo.ID, match42, stateful, true}, <-api.events)
 	assert.Greater(t, stateful, id, "each request has its own id")
-	assert.Equal(t, eventInitiated(stateful), r.next())
+	assert.Equal(t, statefulInitiated(stateful), r.next())
 }
 
 // A snapshot_complete that comes before the API's answer completes the recovery once the
@@ -191,7 +195,7 @@ func TestRecoverEventRefusals(t *testing.T) {
 	_, err = plain.m.RecoverEvent(t.Context(), lo.ID, match42)
 	assert.ErrorIs(t, err, recovery.ErrNoEventRequester)
 
-	m, err := recovery.NewManager(&eventAPI{}, nil, feed.NodeID{}, 1, recovery.Config{})
+	m, err := recovery.NewManager(&eventAPI{}, nil, feed.NodeID{}, recovery.Config{})
 	require.NoError(t, err)
 	_, err = m.RecoverEvent(t.Context(), lo.ID, match42)
 	assert.ErrorContains(t, err, "before Open")

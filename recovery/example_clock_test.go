@@ -43,7 +43,7 @@ func ExampleManager_Flush_heartbeatLimit() {
 		return nil
 	})
 	initiated := make(chan struct{}, 1)
-	m, err := recovery.NewManager(api, ruleLog{initiated: initiated}, feed.NodeID{}, 1,
+	m, err := recovery.NewManager(api, ruleLog{initiated: initiated}, feed.NodeID{},
 		recovery.Config{Producers: []feed.Producer{live}, Clock: clk})
 	if err != nil {
 		fmt.Println(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // requesterFunc adapts a function to recovery.Requester. In production the requester is
-// a *feed.RecoveryClient.
+// a *feedapi.Client.
 type requesterFunc func(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error
 
 func (f requesterFunc) InitiateRecovery(ctx context.Context, p feed.Producer, after time.Time, requestID int64) error {
@@ -48,7 +48,7 @@ func ExampleManager() {
 	})
 	// One session, and no node: the SDK's own wiring passes its node and its count of
 	// sessions.
-	m, err := recovery.NewManager(api, statusPrinter{up: up}, feed.NodeID{}, 1, recovery.Config{
+	m, err := recovery.NewManager(api, statusPrinter{up: up}, feed.NodeID{}, recovery.Config{
 		Producers: []feed.Producer{live},
 		// A fixed clock keeps the example's output stable; leave Clock nil for the wall clock.
 		Clock: clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)),
@@ -93,7 +93,7 @@ func ExampleManager_Flush() {
 	clk := clocktest.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	// No recovery API (a nil Requester): with recoveries disabled a producer is up at its
 	// first alive.
-	m, err := recovery.NewManager(nil, statusPrinter{up: make(chan struct{})}, feed.NodeID{}, 1, recovery.Config{
+	m, err := recovery.NewManager(nil, statusPrinter{up: make(chan struct{})}, feed.NodeID{}, recovery.Config{
 		Producers: []feed.Producer{live},
 		Disabled:  true,
 		Clock:     clk,

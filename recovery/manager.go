@@ -32,18 +32,19 @@ type Manager struct {
 	results chan result
 	closing chan struct{} // closed by Close: HandleSystem stops waiting on a full inbox
 
-	mu      sync.Mutex
-	effects []func()                 // calls to make once mu is released (store, listener, reports)
-	nextID  int64                    // the last request id used
-	events  map[int64]*eventRecovery // event recoveries under way, by request id
-	stats   Stats
-	state   lifecycle
-	ctx     context.Context // the loop's, cancelled by Close
-	cancel  context.CancelFunc
-	done    chan struct{}
-	wg      sync.WaitGroup // the loop and the request goroutines
-	retry   clock.Timer    // fires at the earliest scheduled retry
-	tick    clock.Ticker   // every CheckInterval
+	mu       sync.Mutex
+	effects  []func()                 // calls to make once mu is released (store, listener, reports)
+	nextID   int64                    // the last request id used
+	handlers int                      // the SystemHandlers given
+	events   map[int64]*eventRecovery // event recoveries under way, by request id
+	stats    Stats
+	state    lifecycle
+	ctx      context.Context // the loop's, cancelled by Close
+	cancel   context.CancelFunc
+	done     chan struct{}
+	wg       sync.WaitGroup // the loop and the request goroutines
+	retry    clock.Timer    // fires at the earliest scheduled retry
+	tick     clock.Ticker   // every CheckInterval
 }
 
 type lifecycle uint8
@@ -75,6 +76,7 @@ type producer struct {
 	lastAlive time.Time // the feed's timestamp of the last alive, to drop duplicates
 	aliveAt   time.Time // when the last alive was received, in our clock: the alive-gap rule
 	savedAt   time.Time // when the record was last saved
+	saved     Record    // the record last saved
 
 	// floor is the feed's timestamp of the last alive read before the last recovery
 	// completed: a processed point must be past it, since the alives before it may have
@@ -110,29 +112,24 @@ type input struct {
 // NewManager checks cfg and returns a manager; it starts nothing until Open. Its
 // arguments are what the manager is wired to:
 //
-//   - req sends the recovery requests (a *feed.RecoveryClient); it may be nil only when
+//   - req sends the recovery requests (a *feedapi.Client); it may be nil only when
 //     cfg.Disabled turns recoveries off (ErrNoRequester).
 //   - global receives producer status changes and recovery initiations, on the manager's
 //     goroutine and in order; it should return promptly (the concurrent package's
-//     GlobalEventsListener does). nil ignores them.
+//     StatusGate does). nil ignores them.
 //   - node is this SDK instance's node id, recorded with each request; the zero NodeID
 //     when recovery replies are addressed to no node.
-//   - sessions is the number of sessions that deliver system messages to the manager,
-//     through SystemHandler(0) ... SystemHandler(sessions-1), at least 1: a recovery is
-//     complete when its snapshot_complete has arrived on every one, since each follows
-//     the replay on its own queue.
-func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeID, sessions int, cfg Config) (*Manager, error) {
+//
+// Each session that delivers system messages takes a handler (SystemHandler) before Open.
+func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeID, cfg Config) (*Manager, error) {
 	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err
 	}
-	if sessions < 1 {
-		return nil, fmt.Errorf("recovery: NewManager: sessions %d must be at least 1", sessions)
-	}
 	if s.enabled && req == nil {
 		return nil, ErrNoRequester
 	}
-	s.requester, s.listener, s.node, s.sessions = req, global, node, sessions
+	s.requester, s.listener, s.node, s.sessions = req, global, node, 1
 	m := &Manager{
 		s:       s,
 		inbox:   make(chan input, 1024),
@@ -164,16 +161,25 @@ func NewManager(req Requester, global feed.GlobalEventsListener, node feed.NodeI
 // ErrClosed is returned by Open and Flush on a closed manager.
 var ErrClosed = errors.New("recovery: manager closed")
 
-// Open loads the producer records from the Store and starts the manager, following
-// Config.Producers (less Config.DisabledProducers); OpenWithProducers follows a list read
-// at Open instead. Producers start down: a producer that was healthy when its record was
+// Open loads the producer records from the Store and starts the manager, following the
+// producers of Config.ProducerSource, or Config.Producers without one (less
+// Config.DisabledProducers). Producers start down: a producer that was healthy when its record was
 // saved has missed what was sent while this process was not running, so each producer is
 // recovered when its alives arrive. Before anything else, the GlobalEventsListener is
 // told so: one OnProducerStatusChange per producer followed, down with the reason
 // feed.InitialState, in the order of the list. Open may be retried after a failure.
-func (m *Manager) Open(ctx context.Context) error { return m.open(ctx, nil) }
-
-func (m *Manager) open(ctx context.Context, list []feed.Producer) error {
+func (m *Manager) Open(ctx context.Context) error {
+	m.mu.Lock()
+	state := m.state
+	m.mu.Unlock()
+	if state == closed {
+		return ErrClosed
+	}
+	list, err := m.accountProducers(ctx)
+	if err != nil {
+		return err
+	}
+	m.warnInMemory(ctx)
 	recs, err := m.s.Store.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("recovery: loading producer records: %w", err)
@@ -199,7 +205,7 @@ func (m *Manager) openLocked(ctx context.Context, recs []Record, list []feed.Pro
 		return nil, ErrClosed
 	}
 	if list != nil {
-		if err := m.s.checkProducers("OpenWithProducers", list); err != nil {
+		if err := m.s.checkProducers("Config.ProducerSource", list); err != nil {
 			return nil, err
 		}
 		m.setProducers(list)
@@ -209,7 +215,7 @@ func (m *Manager) openLocked(ctx context.Context, recs []Record, list []feed.Pro
 		if !ok {
 			continue
 		}
-		p.rec = r
+		p.rec, p.saved = r, r
 		switch r.State {
 		case Healthy:
 			// Nothing was received while the process was down: recover from the last
@@ -236,16 +242,21 @@ func (m *Manager) openLocked(ctx context.Context, recs []Record, list []feed.Pro
 	return m.initialLocked(m.s.Clock.Now()), nil
 }
 
-// Close stops the manager and waits for its goroutines; a request being sent is
-// abandoned, a producer record being saved is saved first (its store's write is never
-// cancelled halfway, so the records do not change after Close). If ctx ends first Close returns ctx.Err(). Every Close, the first and any
-// other, returns once the goroutines are gone (or its ctx ends).
+// Close stops the manager and waits for its goroutines. First it saves each producer's
+// latest recovery point: the processed points reported before Close are taken, and
+// every record that changed since its last save is saved (while it runs, the manager
+// saves a moving recovery point at most once per CheckInterval), so that a process
+// started after a graceful stop recovers from exactly where this one got to. A request
+// being sent is abandoned; a record being saved is saved first (its store's write is
+// never cancelled halfway, so the records do not change after Close). If ctx ends first
+// Close returns ctx.Err(). Every Close, the first and any other, returns once the
+// goroutines are gone (or its ctx ends).
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	was := m.state
 	m.state = closed
 	if was != closed {
-		close(m.closing)
+		close(m.closing) // the loop saves what it must and returns
 		if was == open {
 			m.cancel()
 			go func() { m.wg.Wait(); close(m.done) }()
@@ -265,14 +276,25 @@ func (m *Manager) Close(ctx context.Context) error {
 // HandleSystem takes a system message of the first session; see SystemHandler.
 func (m *Manager) HandleSystem(ev feed.Event) { m.post(input{ev: ev}) }
 
-// SystemHandler returns the handler for the system messages and connection losses of
-// session i, numbered from 0 below the sessions given to NewManager. Its methods only
-// queue the news for the manager's goroutine; they wait while the manager's queue is
-// full, which slows the session's reading down rather than lose an alive.
-func (m *Manager) SystemHandler(i int) feed.SystemHandler {
-	if i < 0 || i >= m.s.sessions {
-		panic(fmt.Sprintf("recovery: SystemHandler(%d) of a manager of %d sessions", i, m.s.sessions))
+// SystemHandler returns the handler for the system messages and connection losses of one
+// more session. Call it once for each session that delivers them, before Open: a
+// recovery is complete when its snapshot_complete has come through every handler, since
+// each session follows the replay on its own queue. A manager that gave no handler has
+// one session, whose news it takes through its own HandleSystem and
+// HandleConnectionDown (the first handler's, when there are handlers).
+//
+// The handler's methods only queue the news for the manager's goroutine; they wait while
+// the manager's queue is full, which slows the session's reading down rather than lose
+// an alive. SystemHandler panics once the manager is open: its sessions are fixed then.
+func (m *Manager) SystemHandler() feed.SystemHandler {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != created {
+		panic("recovery: SystemHandler after Open: every session takes its handler before")
 	}
+	i := m.handlers
+	m.handlers++
+	m.s.sessions = m.handlers
 	return sessionHandler{m, i}
 }
 
@@ -382,7 +404,8 @@ func (m *Manager) run() {
 	defer m.retry.Stop()
 	for {
 		select {
-		case <-m.ctx.Done():
+		case <-m.closing:
+			m.finish()
 			return
 		case in := <-m.inbox:
 			if in.barrier != nil {
@@ -399,6 +422,33 @@ func (m *Manager) run() {
 			m.do(m.kickAll)
 		}
 	}
+}
+
+// finish runs once Close is called: it takes the processed points and failed calls
+// still queued, and saves every record that changed since it was last saved. Other news
+// is dropped: a closing manager requests nothing more.
+func (m *Manager) finish() {
+	for {
+		select {
+		case in := <-m.inbox:
+			switch {
+			case in.processed != 0, in.failed != nil:
+				m.handleInput(in)
+			case in.barrier != nil:
+				close(in.barrier)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	m.do(func(now time.Time) {
+		for _, p := range m.order {
+			if !p.rec.same(p.saved) {
+				m.saveLocked(p, now)
+			}
+		}
+	})
 }
 
 // drainDue handles a tick or a retry that is due but not yet taken, so that a barrier

@@ -36,15 +36,16 @@ var stores = []struct {
 // on the same store starts with the producer down, and its first alive recovers from the
 // last subscription A saved (rule 2a).
 //
-// A saves an alive that changes nothing else at most once per CheckInterval, so the saved
-// last_subscribed_at may lag the true last alive by less than one CheckInterval: B recovers
-// a few seconds more than it lost, never less. The test checks those bounds rather than
-// one exact time.
+// While it runs, A saves an alive that changes nothing else at most once per
+// CheckInterval: what a process killed at that moment leaves in the store lags the true
+// last alive by less than one CheckInterval (B would recover a few seconds more than it
+// lost, never less). A graceful Close saves the last one: B recovers from exactly there.
 func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			open := s.open(t)
-			a := newRigAt(t, recovery.Config{Store: open()}, t0)
+			store := open()
+			a := newRigAt(t, recovery.Config{Store: store}, t0)
 			a.healthy(1)
 			aState := a.state(1)
 			for range 8 { // alives at t0+5s ... t0+40s
@@ -53,7 +54,12 @@ func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
 			}
 			lastAlive := a.clk.Now()
 			require.Equal(t, lastAlive, a.state(1).LastSubscribedAt)
+			killed := savedPoint(t, store, 1) // what a SIGKILL now would leave
+			assert.False(t, killed.After(lastAlive), "saved %v, last alive %v", killed, lastAlive)
+			assert.False(t, killed.Before(lastAlive.Add(-check)), "saved %v, last alive %v", killed, lastAlive)
+			assert.True(t, killed.Before(lastAlive), "the alives since the last check are not saved yet")
 			require.NoError(t, a.m.Close(context.Background()))
+			assert.Equal(t, lastAlive, savedPoint(t, store, 1), "Close saves the latest recovery point")
 
 			start := lastAlive.Add(time.Minute)
 			b := newRigAt(t, recovery.Config{Store: open()}, start)
@@ -61,20 +67,62 @@ func TestRestartRecoversFromTheLastSavedSubscription(t *testing.T) {
 			assert.Equal(t, recovery.Disconnected, st.State, "a producer starts down after a restart")
 			assert.False(t, st.Up)
 			assert.Zero(t, st.LastDisconnectedAt)
-			saved := st.LastSubscribedAt
-			assert.False(t, saved.After(lastAlive), "saved %v, last alive %v", saved, lastAlive)
-			assert.False(t, saved.Before(lastAlive.Add(-check)), "saved %v, last alive %v", saved, lastAlive)
+			assert.True(t, st.LastSubscribedAt.Equal(lastAlive), "loaded %v, last alive %v", st.LastSubscribedAt, lastAlive)
 			b.api.none(t)
 
 			b.alive(1, true)
 			c := b.recovered()
-			assert.True(t, c.after.Equal(saved), "rule 2a: from %v, want %v", c.after, saved)
+			assert.True(t, c.after.Equal(lastAlive), "rule 2a: from %v, want %v", c.after, lastAlive)
 			assert.Greater(t, c.id, aState.RecoverySnapshotID, "B's request ids follow A's")
 			b.snapshot(0, 1, c.id)
 			assert.Equal(t, "producer 1 up (FirstRecoveryCompleted)", b.next(), "first in B's process")
 			b.quiet()
 		})
 	}
+}
+
+// savedPoint returns the recovery point of producer p saved in store.
+func savedPoint(t *testing.T, store recovery.Store, p int) time.Time {
+	t.Helper()
+	recs, err := store.Load(context.Background())
+	require.NoError(t, err)
+	for _, r := range recs {
+		if r.Producer == p {
+			return r.LastSubscribedAt
+		}
+	}
+	t.Fatalf("no record of producer %d", p)
+	return time.Time{}
+}
+
+// A Close with nothing changed since the last save writes nothing.
+func TestCloseSavesOnlyWhatChanged(t *testing.T) {
+	store := &countingStore{}
+	a := newRigAt(t, recovery.Config{Store: store}, t0)
+	a.healthy(1)
+	before := store.saves()
+	require.NoError(t, a.m.Close(context.Background()))
+	assert.Equal(t, before, store.saves())
+}
+
+// countingStore is a MemoryStore that counts its saves.
+type countingStore struct {
+	recovery.MemoryStore
+	mu sync.Mutex
+	n  int
+}
+
+func (s *countingStore) Save(ctx context.Context, r recovery.Record) error {
+	s.mu.Lock()
+	s.n++
+	s.mu.Unlock()
+	return s.MemoryStore.Save(ctx, r)
+}
+
+func (s *countingStore) saves() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
 }
 
 // A record saved while recovering is requested again at B's first alive, for what the
@@ -191,7 +239,7 @@ func (s *failingStore) Save(ctx context.Context, r recovery.Record) error {
 // Open fails when the store cannot be loaded, and may be tried again.
 func TestOpenFailsWhenTheStoreFailsAndMayBeRetried(t *testing.T) {
 	store := &failingStore{loadErr: errBoom}
-	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, 1, recovery.Config{Store: store})
+	m, err := recovery.NewManager(&fakeAPI{}, nil, feed.NodeID{}, recovery.Config{Store: store})
 	require.NoError(t, err)
 	err = m.Open(t.Context())
 	assert.ErrorIs(t, err, errBoom)

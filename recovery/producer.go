@@ -76,3 +76,10 @@ type Record struct {
 	// the producer has not been disconnected since its last completed recovery.
 	LastDisconnectedAt time.Time `json:"last_disconnected_at,omitzero"`
 }
+
+// same reports whether r and o hold the same values, times compared as instants.
+func (r Record) same(o Record) bool {
+	return r.Producer == o.Producer && r.State == o.State && r.LastSubscribedAt.Equal(o.LastSubscribedAt) &&
+		r.RecoveryRequestedAt.Equal(o.RecoveryRequestedAt) && r.RecoverySnapshotID == o.RecoverySnapshotID &&
+		r.RecoveryNodeID == o.RecoveryNodeID && r.LastDisconnectedAt.Equal(o.LastDisconnectedAt)
+}

@@ -2,22 +2,61 @@ package recovery
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
 )
 
-// OpenWithProducers is Open following list instead of Config.Producers: the producers
-// the feed's API describes for the account, read by the caller at Open (the SDK does,
-// from /v1/descriptions/producers.xml). The producers of Config.DisabledProducers are
-// left out still, and Config.HeartbeatLimits apply to those of list they name. list is
-// checked as Config.Producers is, and an error names OpenWithProducers[i]; an empty list
-// follows no producer.
-func (m *Manager) OpenWithProducers(ctx context.Context, list []feed.Producer) error {
-	if list == nil {
-		list = []feed.Producer{}
+// accountProducers reads the producers to follow from Config.ProducerSource: nil, to
+// follow Config.Producers, when there is none or it cannot be read (reported). Each keeps
+// the heartbeat limit Config.Producers gives it, which the API does not describe.
+func (m *Manager) accountProducers(ctx context.Context) ([]feed.Producer, error) {
+	src := m.s.ProducerSource
+	if src == nil {
+		return nil, nil
 	}
-	return m.open(ctx, list)
+	list, err := src.Producers(ctx)
+	switch {
+	case errors.Is(err, feed.ErrUnauthorized) || errors.Is(err, feed.ErrForbidden):
+		return nil, fmt.Errorf("recovery: the feed's API refused the access token: %w", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("recovery: reading the account's producers: %w", err)
+	case err != nil:
+		err = fmt.Errorf("recovery: the account's producers could not be read from the feed's API; following Config.Producers instead: %w", err)
+		m.s.Logger.LogAttrs(ctx, slog.LevelWarn, err.Error())
+		if m.s.OnError != nil {
+			m.s.OnError(err)
+		}
+		return nil, nil
+	}
+	out := make([]feed.Producer, 0, len(list))
+	ids := make([]int, 0, len(list))
+	for _, p := range list {
+		if known, ok := feed.LookupProducer(m.s.Producers, p.ID); ok {
+			p.HeartbeatLimit = known.HeartbeatLimit
+		}
+		out = append(out, p)
+		ids = append(ids, p.ID)
+	}
+	m.s.Logger.LogAttrs(ctx, slog.LevelInfo, "recovery: the account's producers, from the feed's API",
+		slog.Any("producers", ids), slog.Any("disabled", m.s.DisabledProducers))
+	return out, nil
+}
+
+// warnInMemory logs a warning when recoveries are on and the producer records go with
+// the process: a restarted process would recover each producer from AssumedDowntime ago
+// only, and what the feed sent before, settlements and cancels included, would never be
+// seen. A warning, not an error: a test or a development run may well accept it.
+func (m *Manager) warnInMemory(ctx context.Context) {
+	if !m.s.inMemory || !m.s.enabled {
+		return
+	}
+	m.s.Logger.LogAttrs(ctx, slog.LevelWarn,
+		"recovery: producer records are kept in memory only (Config.Store): after a restart each producer is recovered from Config.AssumedDowntime ago only, and what the feed sent before is never replayed; set a recovery.FileStore or a pgstore.Store to recover from the last record",
+		slog.Duration("assumed_downtime", m.s.AssumedDowntime))
 }
 
 // setProducers makes list, less the disabled producers, the producers followed. It runs
@@ -32,6 +71,7 @@ func (m *Manager) setProducers(list []feed.Producer) {
 		}
 		p := &producer{feed: fp, limit: m.s.heartbeatLimit(fp), maxLen: m.s.maxLength(fp),
 			rec: Record{Producer: fp.ID, State: Disconnected}, snapSeen: make(map[int]bool)}
+		p.saved = p.rec // nothing to save until it changes
 		p.maxDelay.Store(noDelay)
 		m.producers[fp.ID] = p
 		m.order = append(m.order, p)

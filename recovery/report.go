@@ -107,6 +107,7 @@ const saveTimeout = 30 * time.Second
 func (m *Manager) saveLocked(p *producer, now time.Time) {
 	p.savedAt = now
 	rec := p.rec
+	p.saved = rec
 	m.effects = append(m.effects, func() {
 		// Not cancelled by Close, which waits for it: a store can commit a cancelled write
 		// after giving up on it, and a process started after Close would then find the

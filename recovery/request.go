@@ -102,7 +102,7 @@ func (m *Manager) onResult(r result, now time.Time) {
 		m.saveLocked(p, now)
 		m.logLocked(slog.LevelInfo, "recovery: requested", p, slog.Int64("request_id", r.req.id), slog.Time("from", r.req.from))
 		if l := m.s.listener; l != nil {
-			ri := feed.RecoveryInitiated{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from}
+			ri := feed.RecoveryInitiated{Producer: p.feed.ID, RequestID: r.req.id, Kind: feed.ProducerRecovery, After: r.req.from}
 			m.effects = append(m.effects, func() {
 				m.callListener("OnRecoveryInitiated", func() { l.OnRecoveryInitiated(m.ctx, ri) })
 			})

@@ -79,9 +79,12 @@ func newRigOpenedAfter(t *testing.T, cfg recovery.Config, start time.Time, openA
 		cfg.Clock = w.clock(r.clk)
 	}
 	cfg.OnError = func(err error) { r.errs <- err }
-	m, err := recovery.NewManager(w.requester, r.global, w.node, w.sessions, cfg)
+	m, err := recovery.NewManager(w.requester, r.global, w.node, cfg)
 	require.NoError(t, err)
 	r.m = m
+	for range w.sessions {
+		r.handlers = append(r.handlers, m.SystemHandler())
+	}
 	r.clk.Advance(openAfter)
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })

@@ -23,6 +23,8 @@ type rig struct {
 	api    *fakeAPI
 	global *feedtest.GlobalRecorder
 	errs   chan error
+	// handlers are the sessions' SystemHandlers, one per session of the rig.
+	handlers []feed.SystemHandler
 }
 
 // lo and pre are the live and prematch producers of the rigs (limits 15 s and 5 min).
@@ -61,7 +63,7 @@ func (r *rig) snapshot(s, p int, id int64) {
 func (r *rig) system(session int, m feed.Message) {
 	body := feedtest.Marshal(m)
 	key := feed.RoutingKey{Type: m.Type()}
-	r.m.SystemHandler(session).HandleSystem(feed.Event{RawKey: key.String(), Key: key, Body: body,
+	r.handlers[session].HandleSystem(feed.Event{RawKey: key.String(), Key: key, Body: body,
 		Producer: m.MessageHeader().Producer, RequestID: m.MessageHeader().RequestID})
 	r.flush()
 }

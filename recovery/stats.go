@@ -58,17 +58,20 @@ type ProducerState struct {
 	// ClockDrift is our clock minus the feed's at the last alive: how late the feed's
 	// timestamps run (negative: ahead), broker and consumer backlog included.
 	ClockDrift time.Duration `json:"clock_drift_ns"`
+	// HeartbeatLimit is the longest silence allowed between the producer's alives
+	// (its own, or Config.HeartbeatLimits').
+	HeartbeatLimit time.Duration `json:"heartbeat_limit_ns"`
 }
 
 // Producers returns the state of every producer followed, in the order of its list
-// (Config.Producers, or the list given to OpenWithProducers).
+// (Config.ProducerSource's, or Config.Producers).
 func (m *Manager) Producers() []ProducerState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]ProducerState, 0, len(m.order))
 	for _, p := range m.order {
 		st := ProducerState{Record: p.rec, Up: p.up, Delayed: p.delayed,
-			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt, ClockDrift: p.drift}
+			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt, ClockDrift: p.drift, HeartbeatLimit: p.limit}
 		if p.hold != nil {
 			h := *p.hold
 			st.Hold = &h

@@ -8,8 +8,9 @@ import (
 )
 
 // Store persists producer records, so that a restarted process recovers each producer
-// from the right time. The manager loads every record when it opens and saves a record
-// after each change.
+// from the right time. The manager loads every record when it opens, saves a record when
+// the producer's state changes, a moving recovery point at most once per check interval,
+// and at Close every record that changed since it was last saved.
 type Store interface {
 	// Load returns every record saved, in any order.
 	Load(ctx context.Context) ([]Record, error)

@@ -118,11 +118,11 @@ func TestListenerPanicDoesNotStopTheManager(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	api := &fakeAPI{calls: make(chan apiCall, 8)}
 	l := panickingListener{calls: make(chan string, 8)}
-	m, err := recovery.NewManager(api, l, feed.NodeID{}, 1, recovery.Config{Clock: clk, Producers: []feed.Producer{lo}})
+	m, err := recovery.NewManager(api, l, feed.NodeID{}, recovery.Config{Clock: clk, Producers: []feed.Producer{lo}})
 	require.NoError(t, err)
 	require.NoError(t, m.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, m.Close(context.Background())) })
-	r := &rig{t: t, clk: clk, m: m, api: api}
+	r := &rig{t: t, clk: clk, m: m, api: api, handlers: []feed.SystemHandler{m}}
 	assert.Equal(t, "InitialState", <-l.calls, "the panic at Open stops nothing either")
 	r.alive(1, true)
 	c := api.next(t)

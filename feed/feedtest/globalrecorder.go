@@ -71,7 +71,7 @@ type GlobalCall struct {
 // "producer 1 down (ConnectionDown) on session 0 (all messages)" (a status names its
 // session when it has one),
 // "recovery #7 of producer 1 initiated from 2026-01-02T15:04:05Z",
-// "recovery #9 of producer 1 initiated for sr:match:42",
+// "event recovery #9 of producer 1 initiated for sr:match:42",
 // "event recovery #9 of producer 1 completed for sr:match:42"; then ": " and the Note, if
 // any. A status's Timestamp is left out: it changes from run to run.
 func (c GlobalCall) String() string {
@@ -99,6 +99,9 @@ func (c GlobalCall) String() string {
 	case CallRecoveryInitiated:
 		r := c.Recovery
 		s = fmt.Sprintf("recovery #%d of producer %d initiated", r.RequestID, r.Producer)
+		if r.Kind != feed.ProducerRecovery {
+			s = r.Kind.String() + " " + s
+		}
 		if !r.Event.IsZero() {
 			s += " for " + r.Event.String()
 		}

@@ -29,7 +29,7 @@ func TestGlobalRecorderRecordsEveryCallInOrder(t *testing.T) {
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 1, Down: true, Delayed: true, Reason: feed.ProcessingQueueDelayViolation})
 	g.OnProducerStatusChange(ctx, feed.ProducerStatus{Producer: 3, Reason: feed.FirstRecoveryCompleted})
 	g.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 7, After: after})
-	g.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 9, Event: match})
+	g.OnRecoveryInitiated(ctx, feed.RecoveryInitiated{Producer: 1, RequestID: 9, Kind: feed.EventRecovery, Event: match})
 	g.OnEventRecoveryCompleted(ctx, feed.EventRecoveryCompleted{Producer: 1, Event: match, RequestID: 9})
 
 	want := []string{
@@ -41,7 +41,7 @@ func TestGlobalRecorderRecordsEveryCallInOrder(t *testing.T) {
 		"producer 1 down, delayed (ProcessingQueueDelayViolation)",
 		"producer 3 up (FirstRecoveryCompleted)",
 		"recovery #7 of producer 1 initiated from 2026-01-02T15:04:05Z",
-		"recovery #9 of producer 1 initiated for sr:match:42",
+		"event recovery #9 of producer 1 initiated for sr:match:42",
 		"event recovery #9 of producer 1 completed for sr:match:42",
 	}
 	calls := g.RequireCalls(t, len(want))

@@ -42,7 +42,7 @@ func TestTwoNodesSharingALedgerNeverExceedALimit(t *testing.T) {
 			calls <- fmt.Sprintf("node %d producer %d at %s", n+1, p.ID, clk.Now().Format(time.TimeOnly))
 			return nil
 		})
-		m, err := recovery.NewManager(api, nil, feed.Node(n+1), 1, recovery.Config{
+		m, err := recovery.NewManager(api, nil, feed.Node(n+1), recovery.Config{
 			Producers: producers[n],
 			Account:   "acme",
 			Ledger:    newLedger(t, pl),
