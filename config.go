@@ -8,23 +8,27 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
 )
 
-// Config configures an SDK. Sessions and a transport (Transport or AMQP) are required,
-// and the recovery API (RecoveryAPI.BaseURL) unless recoveries are disabled (by
-// Recovery.Disabled or RecoveryEnabledEnv).
+// Config configures an SDK. The broker comes from Environment, Transport or AMQP, and
+// the feed's API from Environment or API (needed unless recoveries are disabled, by
+// Recovery.Disabled or RecoveryEnabledEnv). The listeners are not here: add a session
+// for each with SDK.AddSession, after New, so that they can use what New built (the
+// names, the API client).
 type Config struct {
 	// Environment and AccessToken set the SDK up as Sportradar's SDKs do: the broker and
 	// the API come from the environment (Integration, Production, Replay, or a
-	// CustomEnvironment such as the simulator's), the token logs in to both, and Open
-	// reads the account's details from the API (whoami), which give the broker's virtual
-	// host. With Environment set, leave AMQP and RecoveryAPI's BaseURL and AccessToken
-	// unset; Transport, when set, replaces the environment's broker. nil sets nothing.
+	// CustomEnvironment), the token logs in to both, and the broker's virtual host is
+	// the account's, which the API tells (whoami). With Environment set, leave API's
+	// BaseURL and AccessToken unset; AMQP may tune the environment's broker, and
+	// Transport replaces it. nil sets nothing.
 	Environment *Environment
 	// AccessToken is the account's access token; required with Environment.
 	AccessToken string
@@ -32,44 +36,50 @@ type Config struct {
 	// OnError and the log), from the expiry the API gives; 0 means
 	// DefaultTokenExpiryWarning, a negative value turns the warning off.
 	TokenExpiryWarning time.Duration
-	// Transport is what the sessions consume from: a *rabbitmq.Transport, or an embedded
-	// *feedtest.Broker for tests and development. The caller owns it.
+	// ClockOffsetWarning is how far the API server's clock may be from this machine's
+	// before Open warns of it (ErrClockOffset, to OnError and the log): the feed stamps
+	// its messages with its own clock, and the processing delay and the recovery points
+	// are measured against it. 0 means DefaultClockOffsetWarning, a negative value turns
+	// the warning off.
+	ClockOffsetWarning time.Duration
+	// Transport is what the sessions consume from: a *rabbitmq.Transport built by the
+	// host, or an embedded *feedtest.Broker for tests and development. The caller owns
+	// it. The errors it meets and goes on from (failed connects, lost connections)
+	// reach OnError through the sessions, as those of a transport the SDK builds do.
 	Transport feed.Transport
-	// AMQP, used when Transport is nil, configures a RabbitMQ transport that the SDK
-	// creates and owns. Its errors reach OnError (after AMQP.OnError, if set) and are
+	// AMQP configures a RabbitMQ transport that the SDK builds and owns, when Transport
+	// is nil. With Environment, its URL, AccessToken, VirtualHost and VirtualHostSource
+	// must be empty (the environment gives them) and the rest tunes the connection
+	// (TLS, Prefetch, ...). Its errors reach OnError (and AMQP.OnError, if set) and are
 	// logged with AMQP.Logger, or Logger when that is nil; Stats().Transport has its
 	// counters.
 	AMQP *rabbitmq.Config
 	// Node is this SDK instance's node id: recovery replies are routed to it alone.
 	Node feed.NodeID
-	// Sessions lists the sessions, one per message interest (all messages, live only,
-	// prematch only, ...), each with its listener. At least one.
-	Sessions []SessionConfig
 	// Global receives connection changes, producer status changes and recovery
 	// initiations; nil ignores them. Producer ups are held back until every message of
 	// the recovery behind them has been processed.
 	Global feed.GlobalEventsListener
-	// RecoveryAPI configures the recovery API client (BaseURL, AccessToken, HTTP client,
-	// timeout); its Node is set from Node.
-	RecoveryAPI feed.RecoveryClientConfig
-	// Recovery tunes the recovery manager: producers (with the recovery API, Open follows
-	// the account's active producers from the API, and Producers is the fallback when the
-	// API cannot list them; DisabledProducers are never followed), heartbeat limits, rate limits,
-	// ledger and store, the check interval, disabling recoveries (which the environment
-	// variable RecoveryEnabledEnv overrides). What the manager is wired to comes from the
-	// fields above: the recovery API client from RecoveryAPI, Global, Node, and the count
-	// of Sessions. Its Account defaults to one derived from RecoveryAPI.AccessToken, so
-	// that every process of one account shares the rate limits of a shared Ledger; its
-	// OnError and Logger default to the SDK's.
+	// API configures the client of the feed's API (SDK.API): its BaseURL and AccessToken
+	// unless Environment gives them, and its HTTP client, timeout, retries and
+	// OnResponse hook. Its Node and Clock are set from Node and Clock.
+	API feedapi.Config
+	// Recovery tunes the recovery manager: the fallback producers (Open follows the
+	// account's active producers, which the API lists; Producers is what it follows when
+	// the API cannot list them, and gives heartbeat limits the API does not),
+	// DisabledProducers, heartbeat limits, rate limits, ledger and store, the check
+	// interval, disabling recoveries (which RecoveryEnabledEnv overrides). Its Account
+	// defaults to one derived from the access token, so that every process of one
+	// account shares the rate limits of a shared Ledger; its OnError and Logger default
+	// to the SDK's, and its Clock must be left nil (set Clock).
 	//
 	// Its Store keeps the producer records a restarted process recovers from. The default
 	// keeps them in memory: a restart knows nothing of its producers and recovers the
-	// last Recovery.AssumedDowntime only (10 minutes by default; "nothing known" in
-	// recovery.RecoveryFrom), so what the feed sent before, settlements and cancels
-	// included, is never seen; Open logs a warning when recoveries are on with such a
-	// store. Set a recovery.FileStore (one process) or a pgstore.Store (PostgreSQL) to
-	// recover from the last record however long the process was stopped, up to the
-	// producer's recovery window.
+	// last Recovery.AssumedDowntime only (10 minutes by default), so what the feed sent
+	// before, settlements and cancels included, is never seen; Open warns of it. Set a
+	// recovery.FileStore (one process) or a pgstore.Store (PostgreSQL) to recover from the
+	// last record however long the process was stopped, up to the producer's recovery
+	// window.
 	Recovery recovery.Config
 	// Concurrent, when set, delivers the sessions' messages through the concurrent
 	// listener: matches in parallel, each match's messages in order (&concurrent.Config{}
@@ -80,14 +90,17 @@ type Config struct {
 	// are held back until the recovery's messages are processed either way.
 	Concurrent *concurrent.Config
 	// Names tunes the market and outcome names that SDK.Names gives (cache sizes,
-	// refresh and retry intervals); its zero value is the defaults. Its Clock defaults
-	// to Recovery.Clock.
+	// refresh and retry intervals); its zero value is the defaults. Leave its Clock nil.
 	Names markets.Config
 	// QueueSize bounds each session's serial queue, when Concurrent is nil; 0 means
 	// feed.DefaultQueueSize.
 	QueueSize int
 	// MaxBodySize is the largest message body accepted; 0 means feed.DefaultMaxBodySize.
 	MaxBodySize int
+	// Clock is the time of everything the SDK builds (the recovery manager, the API
+	// client, the names' caches, its RabbitMQ transport); nil is the wall clock. A test
+	// passes a clocktest.Fake here and moves time instead of sleeping.
+	Clock clock.Clock
 	// OnError receives every error any part of the SDK reports; it must be safe for
 	// concurrent use. nil ignores them.
 	OnError func(error)
@@ -95,33 +108,39 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// SessionConfig is one session of an SDK.
-type SessionConfig struct {
-	// Interest selects the session's messages; the zero value is feed.AllMessages.
-	Interest feed.MessageInterest
-	// Listener receives the session's event messages. Required.
-	Listener feed.OddsFeedListener
-}
+// DefaultClockOffsetWarning is Config.ClockOffsetWarning's default. The API's Date header
+// counts whole seconds, so an offset below two seconds cannot be told from none.
+const DefaultClockOffsetWarning = 5 * time.Second
+
+// ErrClockOffset matches, with errors.Is, the warning Open reports to Config.OnError when
+// the API server's clock is more than Config.ClockOffsetWarning from this machine's.
+var ErrClockOffset = errors.New("feedkit: the feed's clock and this machine's differ")
 
 func (c *Config) check() error {
-	// The environment fills in the transport and the API, which the checks below need.
+	switch {
+	case c.Recovery.Clock != nil:
+		return errors.New("feedkit: Config.Recovery.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
+	case c.Names.Clock != nil:
+		return errors.New("feedkit: Config.Names.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
+	case c.API.Clock != nil:
+		return errors.New("feedkit: Config.API.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
+	case c.API.Node != (feed.NodeID{}):
+		return errors.New("feedkit: Config.API.Node is set: set Config.Node, which the SDK hands to the API client")
+	}
 	if err := c.applyEnvironment(); err != nil {
 		return err
 	}
 	switch {
 	case c.Transport == nil && c.AMQP == nil:
-		return errors.New("feedkit: Config.Transport and Config.AMQP are both nil: set one")
-	case c.Transport != nil && c.AMQP != nil:
+		return errors.New("feedkit: Config.Transport and Config.AMQP are both nil: set one, or Config.Environment")
+	case c.Transport != nil && c.AMQP != nil && c.Environment == nil:
 		return errors.New("feedkit: Config.Transport and Config.AMQP are both set: set one")
-	case len(c.Sessions) == 0:
-		return errors.New("feedkit: Config.Sessions is empty")
+	case c.AMQP != nil && c.AMQP.Clock != nil:
+		return errors.New("feedkit: Config.AMQP.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
+	case c.QueueSize < 0:
+		return fmt.Errorf("feedkit: Config.QueueSize %d must not be negative", c.QueueSize)
 	case c.Concurrent != nil && c.QueueSize != 0:
 		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Config.Concurrent set, set Concurrent.QueueSize")
-	}
-	for i, s := range c.Sessions {
-		if s.Listener == nil {
-			return fmt.Errorf("feedkit: Config.Sessions[%d].Listener is nil", i)
-		}
 	}
 	return nil
 }

@@ -6,7 +6,12 @@
 //   - [github.com/feedkit/feedkit/feed]: the odds-feed protocol in the style of the Unified
 //     Odds Feed: routing keys, every message type and a fast decoder for it, the
 //     OddsFeedListener and GlobalEventsListener interfaces, sessions by message interest,
-//     transports, and the recovery API client.
+//     and transports.
+//
+//   - [github.com/feedkit/feedkit/feed/feedapi]: the client of the feed's HTTP API (the
+//     account, its producers, recovery requests, Sports API documents), through which
+//     every request of the SDK goes, with its retries, timeouts and a hook that sees each
+//     raw answer.
 //
 //   - [github.com/feedkit/feedkit/feed/markets]: market and outcome names from the
 //     Sports API ("Total 2.5", "over 2.5" for market 18, outcome 12, total=2.5), in the
@@ -53,36 +58,43 @@
 //
 // # The SDK
 //
-// This package assembles the odds-feed SDK: [New] takes a [Config] (a transport, the
-// sessions by message interest with their listeners, the recovery API, the recovery
-// manager's tunables, and Config.Concurrent: a *concurrent.Config for the concurrent
-// listener, nil for serial delivery) and returns an [SDK] to Open and Close. With the
-// concurrent listener all sessions share one pool of Config.Concurrent.Threads workers,
-// and a match keeps its order across sessions.
+// This package assembles the odds-feed SDK: [New] takes a [Config] (the environment and
+// access token, or a transport and the API's address; the recovery manager's tunables;
+// Config.Concurrent: a *concurrent.Config for the concurrent listener, nil for serial
+// delivery) and returns an [SDK]; [SDK.AddSession] adds a session per message interest
+// with its listener, which may hold what New built ([SDK.Names], [SDK.API]); then Open and
+// Close. With the concurrent listener all sessions share one pool of
+// Config.Concurrent.Threads workers, and a match keeps its order across sessions.
 //
 // Set it up from an access token and an environment, as Sportradar's SDKs are:
 // Config.AccessToken with Config.Environment ([Integration], [Production], [Replay], or
-// [CustomEnvironment] for another broker and API, such as the simulator's). Open reads
-// the bookmaker details (the virtual host, and the token's expiry, warned of within
-// Config.TokenExpiryWarning; a refused token fails Open) and the account's producers from
-// the API, and follows the active ones (the fixed list of producers is only the fallback
-// when the API cannot be read; Config.Recovery.DisabledProducers are never followed).
-// Every producer followed is reported down first, with the reason InitialState; each is
-// recovered when its alives arrive, and its up reaches the GlobalEventsListener only
-// after every message of the recovery behind it has been processed, with either
-// delivery. [SDK.RecoverEvent] recovers one event's messages through the same listeners.
+// [CustomEnvironment] for another broker and API, such as a relay's or the simulator's; a
+// broker URL with a login of its own is reached with it, the API with the token). Every
+// HTTP request goes through one feedapi.Client ([SDK.API]). Open reads the bookmaker
+// details ([SDK.BookmakerDetails]: the virtual host, the token's expiry and the API
+// server's clock, warned of within Config.TokenExpiryWarning and past
+// Config.ClockOffsetWarning; a refused token fails Open) and the account's producers, and
+// follows the active ones (Config.Recovery.Producers is only the fallback when the API
+// cannot list them; Config.Recovery.DisabledProducers are never followed). Every producer
+// followed is reported down first, with the reason InitialState; each is recovered when
+// its alives arrive, and its up reaches the GlobalEventsListener only after every message
+// of the recovery behind it has been processed, with either delivery.
+// [SDK.RecoverEvent] recovers one event's messages through the same listeners.
 // [SDK.Stats] encodes to JSON for an operator's /stats endpoint, and [SDK.Flush] lets a
-// test wait until what was read has been processed.
+// test wait until what was read has been processed. Config.Clock is the time of
+// everything the SDK builds; a test passes a clocktest.Fake.
 //
 // The kit has one rule for what goes where: what a component cannot work without, and
 // what an assembler wires in, is an argument of its constructor (recovery.NewManager takes
-// the recovery API client, the GlobalEventsListener, the node and the number of sessions;
-// concurrent.NewDispatcher the listener and the tracker); a Config holds tunables
-// and optional plug-ins with a default (a Store, a Ledger, a Clock, a Logger, OnError).
-// So Config.Recovery holds only what you may set, and New wires the rest. New also reads
-// the environment, which the components never do: RecoveryEnabledEnv
-// (FEEDKIT_RECOVERY_ENABLED=false) turns recoveries off for development, over
-// Config.Recovery.Disabled.
+// the API client that sends recovery requests, the GlobalEventsListener and the node;
+// concurrent.NewDispatcher the listener and the tracker); a Config holds tunables and
+// optional plug-ins with a default (a Store, a Ledger, a Clock, a Logger, OnError). Each
+// component owns its logic behind an interface it declares: the RabbitMQ transport asks a
+// rabbitmq.VirtualHostSource for the account's virtual host, the recovery manager a
+// recovery.ProducerSource for the account's producers, and the feed's API client is
+// both. New also reads the environment, which the components never do:
+// RecoveryEnabledEnv (FEEDKIT_RECOVERY_ENABLED=false) turns recoveries off for
+// development, over Config.Recovery.Disabled.
 //
 // A recovery after an outage or a restart goes back to the producer's recovery point: the
 // feed's timestamp of the last alive before which every message the sessions read had
@@ -92,7 +104,8 @@
 // message, so the next recovery replays it (recovery.Config.AdvancePastFailures turns that
 // off). Keep the point in a recovery.FileStore or recovery/pgstore across restarts: with
 // the in-memory default, Open warns that a restart would recover the last
-// AssumedDowntime only.
+// AssumedDowntime only. A graceful Close saves the latest point; a process killed without
+// it replays up to one Config.Recovery.CheckInterval more after its restart.
 //
 // Start with examples/oddsfeed: `go run ./examples/oddsfeed` runs the simulator and the
 // SDK on the embedded broker through an outage, and prints the disconnection, the

@@ -18,6 +18,7 @@ import (
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/faultproxy"
@@ -176,20 +177,20 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 		return fmt.Sprintf("replay tasks pending %d", pending)
 	}
 	sdk, err = feedkit.New(feedkit.Config{
-		Transport:   link.transport,
-		Node:        node,
-		Sessions:    []feedkit.SessionConfig{{Listener: rec}},
-		Global:      global,
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Transport: link.transport,
+		Node:      node,
+		Global:    global,
+		API:       feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 		Recovery: recovery.Config{
 			Producers:       []feed.Producer{lo},
 			HeartbeatLimits: map[int]time.Duration{lo.ID: e2eHeartbeatLimit},
 			CheckInterval:   e2eCheckInterval,
-			Clock:           clk,
 		},
+		Clock:      clk,
 		Concurrent: delivery(threads),
 	})
 	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
 	require.NoError(t, sdk.Open(ctx))
 	// The gate opens first: a test that failed with the replay held must not hang in Close.
 	t.Cleanup(func() { openGate(); _ = sdk.Close(context.Background()) })
@@ -216,7 +217,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	// producer silent and takes it down.
 	clk.Advance(e2eCheckInterval)
 	require.Equal(t, "producer 1 down (AliveIntervalViolation)", global.RequireNext(t).String())
-	st, _ := sdk.Recovery().Producer(lo.ID)
+	st, _ := sdk.Producer(lo.ID)
 	require.Equal(t, recovery.Disconnected, st.State)
 	disconnectedAt := st.LastDisconnectedAt
 	require.Equal(t, st.LastSubscribedAt, disconnectedAt, "the disconnection is registered at the last alive")

@@ -1,14 +1,10 @@
 package feedkit
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"sync"
+	"net/url"
 
-	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 )
 
@@ -18,11 +14,14 @@ import (
 type Environment struct {
 	// Name names the environment in logs and errors.
 	Name string
-	// AMQPHost and AMQPPort are the broker's address; TLS connects with amqps (the
-	// feed's brokers take TLS only, on port 5671).
-	AMQPHost string
-	AMQPPort int
-	TLS      bool
+	// AMQPURL is the broker: amqps://host:port/ (amqp:// without TLS). Without
+	// credentials in it, the SDK logs in with the access token, as the feed's brokers
+	// expect, and the virtual host is the account's, which the API tells, unless the URL
+	// names one. With credentials (amqp://user:password@host/vhost, a RabbitMQ of your
+	// own or a relay), the broker is not the feed's: the SDK logs in with them and uses
+	// the URL's virtual host ("/" when it names none), while the API still takes the
+	// token.
+	AMQPURL string
 	// APIBaseURL is the root of the feed's API, such as https://api.betradar.com.
 	APIBaseURL string
 }
@@ -30,37 +29,30 @@ type Environment struct {
 // Sportradar's environments, as its SDKs know them. Replay, the replay server's broker,
 // is paired with the integration API, as in Sportradar's SDKs.
 var (
-	Integration = Environment{Name: "integration", AMQPHost: "stgmq.betradar.com", AMQPPort: 5671, TLS: true,
+	Integration = Environment{Name: "integration", AMQPURL: "amqps://stgmq.betradar.com:5671/",
 		APIBaseURL: "https://stgapi.betradar.com"}
-	Production = Environment{Name: "production", AMQPHost: "mq.betradar.com", AMQPPort: 5671, TLS: true,
+	Production = Environment{Name: "production", AMQPURL: "amqps://mq.betradar.com:5671/",
 		APIBaseURL: "https://api.betradar.com"}
-	Replay = Environment{Name: "replay", AMQPHost: "replaymq.betradar.com", AMQPPort: 5671, TLS: true,
+	Replay = Environment{Name: "replay", AMQPURL: "amqps://replaymq.betradar.com:5671/",
 		APIBaseURL: "https://stgapi.betradar.com"}
 )
 
 // CustomEnvironment is an environment of your own, named "custom": a broker and an API
-// that speak the feed's protocols, such as a proxy's or the simulator's (with the
-// simulator on an embedded broker, give Config.Transport too; amqpHost may then be "").
-func CustomEnvironment(amqpHost string, amqpPort int, tls bool, apiBaseURL string) Environment {
-	return Environment{Name: "custom", AMQPHost: amqpHost, AMQPPort: amqpPort, TLS: tls, APIBaseURL: apiBaseURL}
+// that speak the feed's protocols, such as a relay's or the simulator's. amqpURL is read
+// as Environment.AMQPURL says; with the simulator on an embedded broker, give
+// Config.Transport too and amqpURL may be "".
+func CustomEnvironment(amqpURL, apiBaseURL string) Environment {
+	return Environment{Name: "custom", AMQPURL: amqpURL, APIBaseURL: apiBaseURL}
 }
 
-// AMQPURL returns the broker's URL, without credentials or virtual host:
-// amqps://host:port/ (amqp:// without TLS).
-func (e Environment) AMQPURL() string {
-	scheme := "amqp"
-	if e.TLS {
-		scheme = "amqps"
-	}
-	return scheme + "://" + net.JoinHostPort(e.AMQPHost, strconv.Itoa(e.AMQPPort)) + "/"
-}
-
-// applyEnvironment fills in the API, and the transport unless one is given, from
-// Config.Environment, refusing a config that sets them twice.
+// applyEnvironment fills in the API and, unless Transport is given, the broker's config
+// from Config.Environment, refusing a config that sets them twice. The virtual host of
+// the feed's own broker comes from the API client, which New builds next
+// (vhostFromAPI).
 func (c *Config) applyEnvironment() error {
 	if c.Environment == nil {
 		if c.AccessToken != "" {
-			return errors.New("feedkit: Config.AccessToken is set without Config.Environment: set the environment, or the token in AMQP and RecoveryAPI")
+			return errors.New("feedkit: Config.AccessToken is set without Config.Environment: set the environment, or the token in Config.API and Config.AMQP")
 		}
 		return nil
 	}
@@ -68,97 +60,69 @@ func (c *Config) applyEnvironment() error {
 	switch {
 	case c.AccessToken == "":
 		return fmt.Errorf("feedkit: Config.AccessToken is empty: the %s environment needs the account's token", e.Name)
-	case c.AMQP != nil:
-		return errors.New("feedkit: Config.AMQP and Config.Environment are both set: the environment gives the broker (set Transport to use another)")
-	case c.RecoveryAPI.BaseURL != "":
-		return errors.New("feedkit: Config.RecoveryAPI.BaseURL and Config.Environment are both set: the environment gives the API")
-	case c.RecoveryAPI.AccessToken != "":
-		return errors.New("feedkit: Config.RecoveryAPI.AccessToken and Config.Environment are both set: Config.AccessToken is the token")
+	case c.API.BaseURL != "":
+		return errors.New("feedkit: Config.API.BaseURL and Config.Environment are both set: the environment gives the API")
+	case c.API.AccessToken != "":
+		return errors.New("feedkit: Config.API.AccessToken and Config.Environment are both set: Config.AccessToken is the token")
 	case e.APIBaseURL == "":
 		return fmt.Errorf("feedkit: Config.Environment (%s): APIBaseURL is empty", e.Name)
-	case c.Transport == nil && e.AMQPHost == "":
-		return fmt.Errorf("feedkit: Config.Environment (%s): AMQPHost is empty and Config.Transport is nil", e.Name)
-	case c.Transport == nil && (e.AMQPPort <= 0 || e.AMQPPort > 65535):
-		return fmt.Errorf("feedkit: Config.Environment (%s): AMQPPort %d is not a port", e.Name, e.AMQPPort)
+	case c.Transport != nil && c.AMQP != nil:
+		return errors.New("feedkit: Config.Transport and Config.AMQP are both set: Transport replaces the environment's broker, which AMQP would tune")
 	}
-	c.RecoveryAPI.BaseURL, c.RecoveryAPI.AccessToken = e.APIBaseURL, c.AccessToken
-	if c.Transport == nil {
-		t, err := newEnvTransport(*c)
-		if err != nil {
-			return err
-		}
-		c.Transport = t
+	c.API.BaseURL, c.API.AccessToken = e.APIBaseURL, c.AccessToken
+	if c.Transport != nil {
+		return nil
 	}
+	ac, err := e.broker(c.AMQP, c.AccessToken)
+	if err != nil {
+		return fmt.Errorf("feedkit: Config.Environment (%s): %w", e.Name, err)
+	}
+	c.AMQP = ac
 	return nil
 }
 
-// envTransport is the RabbitMQ transport of an environment. The broker's virtual host
-// is the account's, which Open learns from the API (whoami) before the sessions
-// subscribe, so the transport is made at the first Subscribe.
-type envTransport struct {
-	cfg rabbitmq.Config // all but the virtual host
-
-	mu    sync.Mutex
-	vhost string // set by Open from whoami
-	t     *rabbitmq.Transport
-}
-
-func newEnvTransport(c Config) (*envTransport, error) {
-	rc := rabbitmq.Config{URL: c.Environment.AMQPURL(), AccessToken: c.AccessToken,
-		OnError: c.OnError, Logger: c.Logger}
-	probe := rc
-	probe.VirtualHost = "/"
-	if _, err := rabbitmq.New(probe); err != nil { // refuse a bad environment at New
-		return nil, fmt.Errorf("feedkit: Config.Environment (%s): %w", c.Environment.Name, err)
-	}
-	return &envTransport{cfg: rc}, nil
-}
-
-// setVirtualHost records the account's virtual host.
-func (e *envTransport) setVirtualHost(vhost string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.vhost = vhost
-}
-
-// config returns the transport's config with the virtual host, once known.
-func (e *envTransport) config() (rabbitmq.Config, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c := e.cfg
-	c.VirtualHost = e.vhost
-	return c, e.vhost != ""
-}
-
-// Subscribe makes the transport, the first time, and subscribes with it.
-func (e *envTransport) Subscribe(ctx context.Context, bindings []string, r feed.Receiver) (feed.Subscription, error) {
-	e.mu.Lock()
-	if e.t == nil {
-		if e.vhost == "" {
-			e.mu.Unlock()
-			return nil, errors.New("feedkit: the broker's virtual host is not known yet: the account's details (whoami) are read at Open")
+// broker returns the RabbitMQ config of the environment's broker: tune's tunables with
+// the environment's URL and login. Its VirtualHostSource is left for New to set when
+// vhostFromAPI says so.
+func (e Environment) broker(tune *rabbitmq.Config, token string) (*rabbitmq.Config, error) {
+	var ac rabbitmq.Config
+	if tune != nil {
+		ac = *tune
+		switch {
+		case ac.URL != "":
+			return nil, errors.New("Config.AMQP.URL is set: the environment gives the broker's URL")
+		case ac.AccessToken != "":
+			return nil, errors.New("Config.AMQP.AccessToken is set: Config.AccessToken is the token")
+		case ac.VirtualHost != "" || ac.VirtualHostSource != nil:
+			return nil, errors.New("Config.AMQP's virtual host is set: the environment gives it (in AMQPURL, or from the API)")
 		}
-		c := e.cfg
-		c.VirtualHost = e.vhost
-		t, err := rabbitmq.New(c)
-		if err != nil {
-			e.mu.Unlock()
-			return nil, fmt.Errorf("feedkit: the environment's broker: %w", err)
-		}
-		e.t = t
 	}
-	t := e.t
-	e.mu.Unlock()
-	return t.Subscribe(ctx, bindings, r)
+	if e.AMQPURL == "" {
+		return nil, errors.New("AMQPURL is empty and Config.Transport is nil")
+	}
+	u, err := url.Parse(e.AMQPURL)
+	if err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
+		return nil, fmt.Errorf("AMQPURL %q is not an amqp:// or amqps:// URL", redact(e.AMQPURL))
+	}
+	ac.URL = e.AMQPURL
+	if u.User == nil {
+		ac.AccessToken = token
+	}
+	return &ac, nil
 }
 
-// stats returns the transport's counters, zero before the first Subscribe.
-func (e *envTransport) stats() rabbitmq.Stats {
-	e.mu.Lock()
-	t := e.t
-	e.mu.Unlock()
-	if t == nil {
-		return rabbitmq.Stats{}
+// vhostFromAPI reports whether the environment's broker is the feed's own, whose virtual
+// host the API tells: no credentials and no virtual host in its URL.
+func (e Environment) vhostFromAPI() bool {
+	u, err := url.Parse(e.AMQPURL)
+	return err == nil && u.User == nil && (u.Path == "" || u.Path == "/")
+}
+
+// redact hides the password of a URL for an error.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
 	}
-	return t.Stats()
+	return u.Redacted()
 }

@@ -13,7 +13,7 @@ import (
 // OnRecoveryInitiated (with the event), then OnEventRecoveryCompleted once every replayed
 // message has been processed, by the concurrent listener or serially. The request counts
 // against the account's recovery limits (see recovery.Manager.RecoverEvent, which says
-// how, and the errors it returns); it needs the recovery API (Config.RecoveryAPI or an
+// how, and the errors it returns); it needs the feed's API (Config.API or an
 // Environment) and an open SDK.
 func (s *SDK) RecoverEvent(ctx context.Context, producer int, event feed.URN) (int64, error) {
 	id, err := s.manager.RecoverEvent(ctx, producer, event)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 )
 
@@ -157,12 +158,13 @@ func newEventRig(t *testing.T, threads int, gated bool) *eventRig {
 		r.listener.gate = make(chan struct{})
 	}
 	r.sdk, err = feedkit.New(feedkit.Config{Transport: broker, Node: feed.Node(1), Global: r.global,
-		Sessions:    []feedkit.SessionConfig{{Interest: feed.LiveMessagesOnly, Listener: r.listener}, {Interest: feed.PrematchMessagesOnly, Listener: r.listener}},
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
-		Concurrent:  delivery(threads),
-		Logger:      slog.New(signalHandler{msg: "recovery: event recovery completed", once: &sync.Once{}, done: r.completed}),
+		API:        feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Concurrent: delivery(threads),
+		Logger:     slog.New(signalHandler{msg: "recovery: event recovery completed", once: &sync.Once{}, done: r.completed}),
 	})
 	require.NoError(t, err)
+	require.NoError(t, r.sdk.AddSession(feed.LiveMessagesOnly, r.listener))
+	require.NoError(t, r.sdk.AddSession(feed.PrematchMessagesOnly, r.listener))
 	ctx := t.Context()
 	require.NoError(t, r.sdk.Open(ctx))
 	t.Cleanup(func() {
@@ -256,7 +258,7 @@ func TestRecoverEventEndToEnd(t *testing.T) {
 
 			id, err := r.sdk.RecoverEventStateful(ctx, 1, ev)
 			require.NoError(t, err)
-			assert.Equal(t, fmt.Sprintf("recovery #%d of producer 1 initiated for %s", id, ev), r.global.RequireNext(t).String())
+			assert.Equal(t, fmt.Sprintf("event stateful recovery #%d of producer 1 initiated for %s", id, ev), r.global.RequireNext(t).String())
 			select {
 			case <-r.completed:
 			case <-ctx.Done():
@@ -271,7 +273,7 @@ func TestRecoverEventEndToEnd(t *testing.T) {
 
 			odds, err := r.sdk.RecoverEvent(ctx, 1, ev)
 			require.NoError(t, err)
-			assert.Equal(t, fmt.Sprintf("recovery #%d of producer 1 initiated for %s", odds, ev), r.global.RequireNext(t).String())
+			assert.Equal(t, fmt.Sprintf("event recovery #%d of producer 1 initiated for %s", odds, ev), r.global.RequireNext(t).String())
 			done = r.global.RequireNext(t)
 			assert.Equal(t, fmt.Sprintf("event recovery #%d of producer 1 completed for %s", odds, ev), done.String())
 			checkReplay(t, r.listener, odds, ev, []feed.MessageType{feed.MessageOddsChange}, done)

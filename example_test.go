@@ -9,6 +9,7 @@ import (
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -39,15 +40,20 @@ func ExampleNew() {
 
 	global := &announcer{up: make(chan struct{}, 1)}
 	sdk, err := feedkit.New(feedkit.Config{
-		Transport:   broker,
-		Node:        feed.Node(1),
-		Sessions:    []feedkit.SessionConfig{{Interest: feed.AllMessages, Listener: feedtest.NewRecorder()}},
-		Global:      global,
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
-		Recovery:    recovery.Config{Producers: []feed.Producer{lo}},
-		Concurrent:  &concurrent.Config{},
+		Transport:  broker,
+		Node:       feed.Node(1),
+		Global:     global,
+		API:        feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Recovery:   recovery.Config{Producers: []feed.Producer{lo}},
+		Concurrent: &concurrent.Config{},
 	})
 	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The listener of each session is added once the SDK is built: it may use what New
+	// made, such as sdk.Names().
+	if err := sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -64,7 +70,7 @@ func ExampleNew() {
 	case <-time.After(time.Minute): // a guard against a hang
 		fmt.Println("no up")
 	}
-	st, _ := sdk.Recovery().Producer(lo.ID)
+	st, _ := sdk.Producer(lo.ID)
 	fmt.Println("state:", st.State)
 	// Output:
 	// producer 1 down=true (InitialState)

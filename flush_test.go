@@ -38,10 +38,10 @@ func TestFlushWaitsUntilEverythingPublishedIsProcessed(t *testing.T) {
 			}
 			lo := mustProducer(t, 1)
 			sdk, err := feedkit.New(feedkit.Config{Transport: broker,
-				Sessions:   []feedkit.SessionConfig{{Listener: rec}},
 				Recovery:   recovery.Config{Producers: []feed.Producer{lo}, Disabled: true},
 				Concurrent: c.concurrent})
 			require.NoError(t, err)
+			require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
 			require.NoError(t, sdk.Open(ctx))
 			var opened bool
 			openGate := func() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/recovery"
@@ -39,11 +40,10 @@ func TestTwoSDKsSharingAPostgreSQLLedgerNeverExceedALimit(t *testing.T) {
 		ledger, err := pgstore.NewLedger(t.Context(), pool, pgstore.Options{})
 		require.NoError(t, err)
 		sdk, err := feedkit.New(feedkit.Config{
-			Transport:   broker,
-			Node:        feed.Node(node),
-			Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-			RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
-			Recovery:    recovery.Config{Producers: producers, Limits: limits, Ledger: ledger},
+			Transport: broker,
+			Node:      feed.Node(node),
+			API:       feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+			Recovery:  recovery.Config{Producers: producers, Limits: limits, Ledger: ledger},
 			OnError: func(err error) {
 				if errors.Is(err, recovery.ErrRateLimited) {
 					refused.Add(1)
@@ -52,6 +52,7 @@ func TestTwoSDKsSharingAPostgreSQLLedgerNeverExceedALimit(t *testing.T) {
 			},
 		})
 		require.NoError(t, err)
+		require.NoError(t, sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
 		require.NoError(t, sdk.Open(t.Context()))
 		t.Cleanup(func() { _ = sdk.Close(context.Background()) })
 	}

@@ -13,9 +13,7 @@ func (s *SDK) newNames() error {
 		return nil
 	}
 	cfg := s.cfg.Names
-	if cfg.Clock == nil {
-		cfg.Clock = s.cfg.Recovery.Clock
-	}
+	cfg.Clock = s.cfg.Clock
 	n, err := markets.New(s.api, cfg)
 	if err != nil {
 		return fmt.Errorf("feedkit: Config.Names: %w", err)
@@ -26,6 +24,6 @@ func (s *SDK) newNames() error {
 
 // Names returns the market and outcome names of the Sports API, for listeners to name
 // what the feed sends by id (market 18 with total=2.5 is "Total 2.5", its outcome 12 "over
-// 2.5"); nil when the SDK has no API (Config.Environment or Config.RecoveryAPI). Names
+// 2.5"); nil when the SDK has no API (Config.Environment or Config.API). Names
 // are read when first asked for, never while a message is decoded.
 func (s *SDK) Names() *markets.Names { return s.names }

@@ -13,7 +13,6 @@ import (
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
-	"github.com/feedkit/feedkit/recovery"
 )
 
 // namedOutcome is a name a listener took for an outcome the feed sent.
@@ -28,7 +27,7 @@ type namedOutcome struct {
 // A listener names every market line and outcome the feed sends, in English and German,
 // with the SDK's Names: the simulator's API describes every market of its traffic, so
 // every name is found; each language's descriptions are read once for all messages.
-func TestListenersNameMarketsAndOutcomes(t *testing.T) {
+func TestListenerBuiltAfterNewNamesMarketsAndOutcomes(t *testing.T) {
 	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
 	t.Cleanup(broker.Close)
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
@@ -37,19 +36,27 @@ func TestListenersNameMarketsAndOutcomes(t *testing.T) {
 	require.NoError(t, err)
 	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
 	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", 0, false, api.URL)
+	env := feedkit.CustomEnvironment("", api.URL)
 
-	var sdk *feedkit.SDK
+	// The listener is made after New, with what New built: no two-step wiring.
+	sdk, err := feedkit.New(feedkit.Config{
+		Environment: &env, AccessToken: feedtest.DefaultAccessToken,
+		Transport: broker, Node: feed.Node(1),
+		Clock: clk,
+	})
+	require.NoError(t, err)
+	names := sdk.Names()
+	require.NotNil(t, names)
 	var mu sync.Mutex
 	var named []namedOutcome
 	name := func(ctx context.Context, event feed.URN, id int, specs feed.Specifiers, outcomes []string) {
 		for _, lang := range []string{"en", "de"} {
-			market, err := sdk.Names().MarketName(ctx, lang, event, id, specs)
+			market, err := names.MarketName(ctx, lang, event, id, specs)
 			mu.Lock()
 			named = append(named, namedOutcome{market: id, specs: specs, name: market, err: err})
 			mu.Unlock()
 			for _, o := range outcomes {
-				got, err := sdk.Names().OutcomeName(ctx, lang, event, id, specs, o)
+				got, err := names.OutcomeName(ctx, lang, event, id, specs, o)
 				mu.Lock()
 				named = append(named, namedOutcome{market: id, specs: specs, outcome: o, name: got, err: err})
 				mu.Unlock()
@@ -79,14 +86,7 @@ func TestListenersNameMarketsAndOutcomes(t *testing.T) {
 		}
 		return nil
 	}
-	sdk, err = feedkit.New(feedkit.Config{
-		Environment: &env, AccessToken: feedtest.DefaultAccessToken,
-		Transport: broker, Node: feed.Node(1),
-		Sessions: []feedkit.SessionConfig{{Listener: rec}},
-		Recovery: recovery.Config{Clock: clk},
-	})
-	require.NoError(t, err)
-	require.NotNil(t, sdk.Names())
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
 	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
 	require.NoError(t, sdk.Open(t.Context()))
 

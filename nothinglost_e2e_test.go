@@ -17,6 +17,7 @@ import (
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/internal/pgtest"
 	"github.com/feedkit/feedkit/recovery"
@@ -86,21 +87,21 @@ func (r *lossRig) open() {
 	r.t.Helper()
 	r.global = feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{
-		Transport:   r.link.transport,
-		Node:        feed.Node(3),
-		Sessions:    []feedkit.SessionConfig{{Listener: r.ledger}},
-		Global:      r.global,
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: r.api, AccessToken: feedtest.DefaultAccessToken},
+		Transport: r.link.transport,
+		Node:      feed.Node(3),
+		Global:    r.global,
+		API:       feedapi.Config{BaseURL: r.api, AccessToken: feedtest.DefaultAccessToken},
 		Recovery: recovery.Config{
 			Producers:       []feed.Producer{r.lo},
 			HeartbeatLimits: map[int]time.Duration{r.lo.ID: e2eHeartbeatLimit},
 			CheckInterval:   e2eCheckInterval,
 			Store:           r.store,
-			Clock:           r.clk,
 		},
+		Clock:      r.clk,
 		Concurrent: delivery(r.threads),
 	})
 	require.NoError(r.t, err)
+	require.NoError(r.t, sdk.AddSession(feed.AllMessages, r.ledger))
 	require.NoError(r.t, sdk.Open(r.ctx))
 	r.sdk = sdk
 	r.t.Cleanup(func() { r.ledger.openGate(); _ = sdk.Close(context.Background()) })
@@ -156,10 +157,10 @@ func (r *lossRig) recover(up string) feedtest.RecoveryRequest {
 func (r *lossRig) waitPoint(want time.Time) {
 	r.t.Helper()
 	err := feedkit.WaitFor(r.ctx, func() bool {
-		st, _ := r.sdk.Recovery().Producer(r.lo.ID)
+		st, _ := r.sdk.Producer(r.lo.ID)
 		return st.LastSubscribedAt.Equal(want)
 	})
-	st, _ := r.sdk.Recovery().Producer(r.lo.ID)
+	st, _ := r.sdk.Producer(r.lo.ID)
 	require.NoError(r.t, err, "recovery point %v, want %v; %+v; stats %+v", st.LastSubscribedAt, want, st, r.sdk.Stats())
 }
 
@@ -398,7 +399,7 @@ func TestNothingLostWhenAProcessDiesWithABacklog(t *testing.T) {
 			r.listening = false
 			r.publish(phaseMessages)
 			first := <-stuck
-			assert.Equal(t, processed, func() time.Time { st, _ := r.sdk.Recovery().Producer(r.lo.ID); return st.LastSubscribedAt }(),
+			assert.Equal(t, processed, func() time.Time { st, _ := r.sdk.Producer(r.lo.ID); return st.LastSubscribedAt }(),
 				"the point stays before the backlog")
 			gone, cancel := context.WithCancel(context.Background())
 			cancel()
@@ -449,7 +450,7 @@ func TestAFailedMessageIsReplayedOnce(t *testing.T) {
 				m := <-failed
 				at := m.MessageHeader().Timestamp
 				r.waitPoint(at)
-				st, _ := r.sdk.Recovery().Producer(r.lo.ID)
+				st, _ := r.sdk.Producer(r.lo.ID)
 				require.NotNil(t, st.Hold)
 				assert.Equal(t, at, st.Hold.Timestamp)
 				assert.Equal(t, 0, r.ledger.count(identity(m)), "not received: its call failed")
@@ -464,7 +465,7 @@ func TestAFailedMessageIsReplayedOnce(t *testing.T) {
 				r.checkNothingLost()
 				assert.Equal(t, 1, r.ledger.count(identity(m)), "replayed once, received once")
 				r.waitPoint(r.lastAlive)
-				st, _ = r.sdk.Recovery().Producer(r.lo.ID)
+				st, _ = r.sdk.Producer(r.lo.ID)
 				assert.Nil(t, st.Hold, "released")
 				assert.Equal(t, uint64(1), r.sdk.Stats().Recovery.HoldsReplayed)
 			})

@@ -67,7 +67,7 @@ func newOperator(t *testing.T) *operator {
 	require.NoError(t, err)
 	api := httptest.NewServer(o.sim.APIHandler(feedtest.Account{BookmakerID: 4242}))
 	t.Cleanup(api.Close)
-	o.env = feedkit.CustomEnvironment("", 0, false, api.URL)
+	o.env = feedkit.CustomEnvironment("", api.URL)
 	o.store = recovery.NewFileStore(filepath.Join(t.TempDir(), "producers.json"))
 	for _, r := range []*receipts{o.live, o.prematch} {
 		r.setHook(o.stamps.take)
@@ -88,20 +88,18 @@ func (o *operator) open() {
 		Transport:   o.broker,
 		Node:        feed.Node(5),
 		Global:      o.global,
-		Sessions: []feedkit.SessionConfig{
-			{Interest: feed.LiveMessagesOnly, Listener: o.live},
-			{Interest: feed.PrematchMessagesOnly, Listener: o.prematch},
-		},
 		Recovery: recovery.Config{
 			DisabledProducers: []int{o.ctrl.ID},
 			HeartbeatLimits:   map[int]time.Duration{o.lo.ID: e2eHeartbeatLimit},
 			CheckInterval:     e2eCheckInterval,
 			Store:             o.store,
-			Clock:             o.clk,
 		},
+		Clock:      o.clk,
 		Concurrent: &concurrent.Config{Threads: operatorThreads},
 	})
 	require.NoError(o.t, err)
+	require.NoError(o.t, sdk.AddSession(feed.LiveMessagesOnly, o.live))
+	require.NoError(o.t, sdk.AddSession(feed.PrematchMessagesOnly, o.prematch))
 	require.NoError(o.t, sdk.Open(o.ctx))
 	o.sdk = sdk
 	o.t.Cleanup(func() { _ = sdk.Close(context.Background()) })
@@ -227,7 +225,7 @@ func TestOperatorProgram(t *testing.T) {
 	ev := firstOddsChangeOf(t, o.sim.Sent(), o.lo.ID)
 	id, err := o.sdk.RecoverEvent(o.ctx, o.lo.ID, ev)
 	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("recovery #%d of producer 1 initiated for %s", id, ev), o.global.RequireNext(t).String())
+	assert.Equal(t, fmt.Sprintf("event recovery #%d of producer 1 initiated for %s", id, ev), o.global.RequireNext(t).String())
 	done := o.global.RequireNext(t)
 	require.Equal(t, fmt.Sprintf("event recovery #%d of producer 1 completed for %s", id, ev), done.String())
 	replayed := replayedOf(o.sim.Sent(), id)
@@ -338,7 +336,7 @@ func TestOperatorProgram(t *testing.T) {
 func (o *operator) waitPoint(want time.Time) {
 	o.t.Helper()
 	err := feedkit.WaitFor(o.ctx, func() bool {
-		st, _ := o.sdk.Recovery().Producer(o.lo.ID)
+		st, _ := o.sdk.Producer(o.lo.ID)
 		return st.LastSubscribedAt.Equal(want)
 	})
 	require.NoError(o.t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -60,12 +61,12 @@ func newProducersRig(t *testing.T, rc recovery.Config, token string, wrap func(h
 	t.Cleanup(api.Close)
 	r := &producersRig{sim: sim, global: feedtest.NewGlobalRecorder(), errs: &errorLog{}}
 	r.sdk, err = feedkit.New(feedkit.Config{Transport: broker, Global: r.global, Node: feed.Node(1),
-		Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-		RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: token},
-		Recovery:    rc,
-		OnError:     r.errs.add,
+		API:      feedapi.Config{BaseURL: api.URL, AccessToken: token},
+		Recovery: rc,
+		OnError:  r.errs.add,
 	})
 	require.NoError(t, err)
+	require.NoError(t, r.sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
 	t.Cleanup(func() { _ = r.sdk.Close(context.Background()) })
 	return r, r.sdk.Open(t.Context())
 }
@@ -141,7 +142,7 @@ func TestSDKFallsBackToTheFixedProducersWhenTheAPIFails(t *testing.T) {
 	errs := r.errs.all()
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], feed.ErrServerError)
-	assert.ErrorContains(t, errs[0], "following Config.Recovery.Producers instead")
+	assert.ErrorContains(t, errs[0], "following Config.Producers instead")
 	assert.Equal(t, "connection up on session 0 (all messages)", r.global.RequireNext(t).String())
 	r.recover(t, 1)
 }
@@ -150,6 +151,6 @@ func TestSDKFallsBackToTheFixedProducersWhenTheAPIFails(t *testing.T) {
 func TestSDKOpenFailsWhenTheAPIRefusesTheToken(t *testing.T) {
 	r, err := newProducersRig(t, recovery.Config{}, "not-the-token", nil)
 	require.ErrorIs(t, err, feed.ErrUnauthorized)
-	assert.ErrorContains(t, err, "refused the access token (Config.RecoveryAPI.AccessToken)")
+	assert.ErrorContains(t, err, "refused the access token (Config.API.AccessToken)")
 	assert.Empty(t, r.global.Calls())
 }

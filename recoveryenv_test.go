@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -47,10 +48,10 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 			t.Cleanup(api.Close)
 			global := feedtest.NewGlobalRecorder()
 			sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global, Node: feed.Node(7),
-				Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-				RecoveryAPI: feed.RecoveryClientConfig{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
-				Recovery:    recovery.Config{Producers: []feed.Producer{lo}, Disabled: c.disabled}})
+				API:      feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+				Recovery: recovery.Config{Producers: []feed.Producer{lo}, Disabled: c.disabled}})
 			require.NoError(t, err)
+			require.NoError(t, sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
 			ctx := t.Context()
 			require.NoError(t, sdk.Open(ctx))
 			t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
@@ -61,7 +62,7 @@ func TestRecoveryEnabledEnvOverridesTheConfig(t *testing.T) {
 				assert.Equal(t, feedtest.CallRecoveryInitiated, global.RequireNext(t).Kind)
 				assert.Len(t, sim.RecoveryRequests(), 1)
 				assert.Zero(t, sdk.Stats().Recovery.RecoveriesSkipped)
-				st, _ := sdk.Recovery().Producer(lo.ID)
+				st, _ := sdk.Producer(lo.ID)
 				assert.Equal(t, feed.Node(7), st.RecoveryNodeID, "New wires Config.Node into the manager")
 				return
 			}
@@ -81,8 +82,7 @@ func TestRecoveryEnabledEnvBadValueIsRefused(t *testing.T) {
 			broker := feedtest.NewBroker(feedtest.BrokerOptions{})
 			t.Cleanup(broker.Close)
 			sdk, err := feedkit.New(feedkit.Config{Transport: broker,
-				Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-				RecoveryAPI: feed.RecoveryClientConfig{BaseURL: "http://127.0.0.1:1", AccessToken: "t"}})
+				API: feedapi.Config{BaseURL: "http://127.0.0.1:1", AccessToken: "t"}})
 			require.Error(t, err)
 			assert.Nil(t, sdk)
 			assert.Equal(t, fmt.Sprintf("feedkit: environment variable FEEDKIT_RECOVERY_ENABLED=%q is not a boolean", v), err.Error())
@@ -97,8 +97,7 @@ func TestRecoveryEnabledEnvNeedsTheAPI(t *testing.T) {
 	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
 	t.Cleanup(broker.Close)
 	_, err := feedkit.New(feedkit.Config{Transport: broker,
-		Sessions: []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
 		Recovery: recovery.Config{Disabled: true}})
-	assert.ErrorContains(t, err, "Config.RecoveryAPI.BaseURL is empty and recoveries are enabled")
+	assert.ErrorContains(t, err, "Config.API.BaseURL is empty and recoveries are enabled")
 	assert.ErrorContains(t, err, "FEEDKIT_RECOVERY_ENABLED=false")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -30,89 +31,65 @@ type SDK struct {
 	tracker   *concurrent.TaskLifecycleTracker
 	global    *concurrent.StatusGate
 	manager   *recovery.Manager
-	sessions  []*feed.Session
-	pool      *concurrent.Pool               // the workers of every session; nil with serial delivery
-	workers   []*concurrent.Dispatcher       // nil entries with serial delivery
-	serial    []*concurrent.SerialDispatcher // nil entries with the concurrent listener
+	pool      *concurrent.Pool // the workers of every session; nil with serial delivery
 	logger    *slog.Logger
-	api       *feed.RecoveryClient // the feed's API; nil without Config.RecoveryAPI
-	names     *markets.Names       // nil without the API
+	api       *feedapi.Client // nil without the feed's API
+	names     *markets.Names  // nil without the API
 
-	mu     sync.Mutex
-	state  int  // 0 new, 1 open, 2 closed
-	closed bool // closeLocked ran
+	mu      sync.Mutex
+	state   int  // 0 new, 1 open, 2 closed
+	closed  bool // closeAll ran or runs
+	details *feedapi.BookmakerDetails
+
+	// The sessions, which AddSession appends to before Open; Stats reads them under
+	// their own lock, so that a listener calling Stats never waits for Open.
+	listMu   sync.Mutex
+	sessions []*feed.Session
+	workers  []*concurrent.Dispatcher       // nil entries with serial delivery
+	serial   []*concurrent.SerialDispatcher // nil entries with the concurrent listener
 }
 
-// New checks cfg and assembles an SDK; nothing connects until Open.
+// New checks cfg and assembles an SDK; nothing connects until Open. Add the sessions,
+// with their listeners, with AddSession.
 func New(cfg Config) (*SDK, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	s := &SDK{cfg: cfg, transport: cfg.Transport, tracker: concurrent.NewTaskLifecycleTracker(), logger: cfg.Logger}
+	s := &SDK{cfg: cfg, tracker: concurrent.NewTaskLifecycleTracker(), logger: cfg.Logger}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	if s.transport == nil {
-		t, err := newAMQPTransport(cfg)
-		if err != nil {
-			return nil, err
+	disabled, err := recoveriesDisabled(cfg.Recovery.Disabled, osGetenv)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.API.BaseURL != "" {
+		ac := cfg.API
+		ac.Node, ac.Clock = cfg.Node, cfg.Clock
+		if s.api, err = feedapi.NewClient(ac); err != nil {
+			return nil, fmt.Errorf("feedkit: Config.API: %w", err)
 		}
-		s.transport = t // its connections belong to the sessions, closed with them
+	} else if !disabled {
+		return nil, fmt.Errorf("feedkit: Config.API.BaseURL is empty and recoveries are enabled (set Config.Environment or Config.API; or Config.Recovery.Disabled, or %s=false, to run without)", RecoveryEnabledEnv)
+	}
+	if s.transport = cfg.Transport; s.transport == nil {
+		if s.transport, err = newAMQPTransport(cfg, s.api); err != nil {
+			return nil, err // its connections belong to the sessions, closed with them
+		}
+	}
+	if err := s.newNames(); err != nil {
+		return nil, err
 	}
 	customer := cfg.Global
 	if customer == nil {
 		customer = feed.BaseGlobalEventsListener{}
 	}
-	var err error
-	s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger})
-	if err != nil {
+	if s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger}); err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
-	rc := cfg.Recovery
-	if rc.Disabled, err = recoveriesDisabled(rc.Disabled, osGetenv); err != nil {
+	if s.manager, err = s.newManager(disabled); err != nil {
 		_ = s.global.Close(context.Background())
 		return nil, err
-	}
-	if rc.OnError == nil {
-		rc.OnError = cfg.OnError
-	}
-	if rc.Logger == nil {
-		rc.Logger = cfg.Logger
-	}
-	if rc.Account == "" {
-		rc.Account = accountOf(cfg.RecoveryAPI.AccessToken)
-	}
-	var requester recovery.Requester // nil without the recovery API
-	if cfg.RecoveryAPI.BaseURL != "" {
-		api := cfg.RecoveryAPI
-		api.Node = cfg.Node
-		client, err := feed.NewRecoveryClient(api)
-		if err != nil {
-			_ = s.global.Close(context.Background())
-			return nil, fmt.Errorf("feedkit: Config.RecoveryAPI: %w", err)
-		}
-		requester, s.api = client, client
-	}
-	if err := s.newNames(); err != nil {
-		_ = s.global.Close(context.Background())
-		return nil, err
-	}
-	s.manager, err = recovery.NewManager(requester, s.global, cfg.Node, len(cfg.Sessions), rc)
-	if err != nil {
-		_ = s.global.Close(context.Background())
-	} else {
-		// The recovery point follows the listeners: it moves with the processed point, is
-		// held before a message whose call failed, and the manager's delay check hears
-		// of every call that returned.
-		s.tracker.OnProcessed(s.manager.ProcessedThrough)
-		s.tracker.OnCallFailed(s.manager.ListenerFailed)
-		s.tracker.OnCallReturned(s.manager.ObserveProcessed)
-	}
-	if errors.Is(err, recovery.ErrNoRequester) {
-		return nil, fmt.Errorf("feedkit: Config.RecoveryAPI.BaseURL is empty and recoveries are enabled (set Config.Recovery.Disabled, or %s=false, to run without)", RecoveryEnabledEnv)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("feedkit: %w", err)
 	}
 	if cfg.Concurrent != nil {
 		cc := *cfg.Concurrent
@@ -129,28 +106,66 @@ func New(cfg Config) (*SDK, error) {
 			return nil, fmt.Errorf("feedkit: Config.Concurrent: %w", err)
 		}
 	}
-	for i, sc := range cfg.Sessions {
-		if err := s.addSession(i, sc); err != nil {
-			s.discard()
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
-func (s *SDK) addSession(i int, sc SessionConfig) error {
+// newManager builds the recovery manager on the API client and wires the tracker to it.
+func (s *SDK) newManager(disabled bool) (*recovery.Manager, error) {
+	rc := s.cfg.Recovery
+	rc.Disabled = disabled
+	rc.Clock = s.cfg.Clock
+	if rc.OnError == nil {
+		rc.OnError = s.cfg.OnError
+	}
+	if rc.Logger == nil {
+		rc.Logger = s.cfg.Logger
+	}
+	if rc.Account == "" {
+		rc.Account = accountOf(s.cfg.API.AccessToken)
+	}
+	var requester recovery.Requester // nil without the API: recoveries are disabled then
+	if s.api != nil {
+		requester, rc.ProducerSource = s.api, s.api
+	}
+	m, err := recovery.NewManager(requester, s.global, s.cfg.Node, rc)
+	if err != nil {
+		return nil, fmt.Errorf("feedkit: %w", err)
+	}
+	// The recovery point follows the listeners: it moves with the processed point, is
+	// held before a message whose call failed, and the manager's delay check hears of
+	// every call that returned.
+	s.tracker.OnProcessed(m.ProcessedThrough)
+	s.tracker.OnCallFailed(m.ListenerFailed)
+	s.tracker.OnCallReturned(m.ObserveProcessed)
+	return m, nil
+}
+
+// AddSession adds a session: the feed's messages of one interest (feed.AllMessages,
+// feed.LiveOnly, feed.PrematchOnly, ...) delivered to listener. Call it after New, so
+// that the listener can hold what New built (SDK.Names, SDK.API), and before Open; an
+// SDK needs at least one session.
+func (s *SDK) AddSession(interest feed.MessageInterest, listener feed.OddsFeedListener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != 0 {
+		return errors.New("feedkit: AddSession after Open: the sessions are fixed when the SDK opens")
+	}
+	if listener == nil {
+		return fmt.Errorf("feedkit: AddSession(%s): the listener is nil", interest)
+	}
+	i := len(s.sessions)
 	var disp feed.Dispatcher
 	var workers *concurrent.Dispatcher
 	var serial *concurrent.SerialDispatcher
 	var stream *concurrent.Stream
 	if s.pool != nil {
-		w, err := s.pool.Dispatcher(sc.Listener)
+		w, err := s.pool.Dispatcher(listener)
 		if err != nil {
-			return fmt.Errorf("feedkit: Config.Sessions[%d]: %w", i, err)
+			return fmt.Errorf("feedkit: AddSession(%s): %w", interest, err)
 		}
 		disp, workers, stream = w, w, w.Stream()
 	} else {
-		sl, err := concurrent.NewSerialDispatcher(sc.Listener, s.tracker, concurrent.SerialConfig{
+		sl, err := concurrent.NewSerialDispatcher(listener, s.tracker, concurrent.SerialConfig{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
@@ -158,20 +173,22 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 		disp, serial, stream = sl, sl, sl.Stream()
 	}
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
-		Interest:    sc.Interest,
+		Interest:    interest,
 		Index:       i,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
 		Global:      s.global,
-		System:      stream.MarkAlives(s.manager.SystemHandler(i)),
+		System:      stream.MarkAlives(s.manager.SystemHandler()),
 		MaxBodySize: s.cfg.MaxBodySize,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,
 	})
 	if err != nil {
 		_ = disp.Close(context.Background())
-		return fmt.Errorf("feedkit: Config.Sessions[%d]: %w", i, err)
+		return fmt.Errorf("feedkit: AddSession(%s): %w", interest, err)
 	}
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
 	s.sessions = append(s.sessions, session)
 	s.workers = append(s.workers, workers)
 	s.serial = append(s.serial, serial)
@@ -181,20 +198,19 @@ func (s *SDK) addSession(i int, sc SessionConfig) error {
 // discard releases what New built before it failed.
 func (s *SDK) discard() {
 	ctx := context.Background()
-	for _, se := range s.sessions {
-		_ = se.Close(ctx)
-	}
-	if s.pool != nil {
-		_ = s.pool.Close(ctx)
-	}
 	_ = s.manager.Close(ctx)
 	_ = s.global.Close(ctx)
 }
 
-// Open starts the recovery manager, then the sessions. Each producer starts down and is
-// recovered as soon as its alives arrive; its up reaches Config.Global once the
-// recovery's messages have been processed. If a session fails to open, what was opened
-// is closed again and the error returned.
+// Open reads the account from the feed's API, starts the recovery manager, then the
+// sessions. Each producer starts down and is recovered as soon as its alives arrive; its
+// up reaches Config.Global once the recovery's messages have been processed. If a
+// session fails to open, what was opened is closed again and the error returned.
+//
+// The account's details (whoami; SDK.BookmakerDetails) are read first: a token the API
+// refuses fails Open, one about to expire is warned of (Config.TokenExpiryWarning), and
+// so is a clock far from the API's (Config.ClockOffsetWarning). Then the recovery manager
+// follows the account's active producers, which the API lists.
 //
 // ctx bounds the opening only: loading the producer records and each session's first
 // connection attempt. Once Open has returned, the sessions run until Close whatever
@@ -213,8 +229,15 @@ func (s *SDK) Open(ctx context.Context) error {
 	case 2:
 		return errors.New("feedkit: SDK closed")
 	}
-	s.warnUnpersisted(ctx)
-	if err := s.openManager(ctx); err != nil {
+	if len(s.sessions) == 0 {
+		return errors.New("feedkit: Open: the SDK has no session: call AddSession first")
+	}
+	if s.api != nil {
+		if err := s.checkAccount(ctx); err != nil {
+			return fmt.Errorf("feedkit: %w", err)
+		}
+	}
+	if err := s.manager.Open(ctx); err != nil {
 		return fmt.Errorf("feedkit: %w", err)
 	}
 	for i, se := range s.sessions {
@@ -228,10 +251,17 @@ func (s *SDK) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the recovery manager (so that nothing a session still reads can wait on
-// it), then the sessions (their dispatchers deliver what they hold, and their connections
-// close), then the concurrent listener's worker pool, then the global listener. If ctx
-// ends first, what is still queued is abandoned and Close returns ctx.Err().
+// Close stops the sessions (their dispatchers deliver what they hold, and their
+// connections close), then the concurrent listener's workers, then the recovery manager,
+// which saves each producer's latest recovery point to Config.Recovery.Store before it
+// returns, then the global listener. If ctx ends first, what is still queued is
+// abandoned and Close returns ctx.Err().
+//
+// After a graceful Close, a restart recovers from the point the last processed message
+// left. A process killed without Close (SIGKILL, a crash) loses nothing either, but its
+// store holds the point of the manager's last check: the restart's recovery replays up to
+// one Config.Recovery.CheckInterval more (recovery.DefaultCheckInterval by default), which
+// the listeners receive again.
 func (s *SDK) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -245,20 +275,27 @@ func (s *SDK) Close(ctx context.Context) error {
 	return s.closeAll(ctx)
 }
 
+// closeAll closes in the order of the flow: what the sessions hold reaches the
+// listeners, what the listeners processed reaches the manager, and the manager saves it.
 func (s *SDK) closeAll(ctx context.Context) error {
-	errs := []error{s.manager.Close(ctx)}
+	var errs []error
 	for _, se := range s.sessions {
 		errs = append(errs, se.Close(ctx))
 	}
 	if s.pool != nil {
 		errs = append(errs, s.pool.Close(ctx))
 	}
-	errs = append(errs, s.global.Close(ctx))
+	errs = append(errs, s.manager.Close(ctx), s.global.Close(ctx))
 	return errors.Join(errs...)
 }
 
-// Recovery returns the recovery manager, for its producer states and counters.
-func (s *SDK) Recovery() *recovery.Manager { return s.manager }
+// Producer returns the state of one producer, and false when the SDK does not follow it.
+func (s *SDK) Producer(id int) (recovery.ProducerState, bool) { return s.manager.Producer(id) }
 
-// Producers returns the state of every producer.
+// Producers returns the state of every producer the SDK follows.
 func (s *SDK) Producers() []recovery.ProducerState { return s.manager.Producers() }
+
+// API returns the client of the feed's API that the SDK sends its requests through, for
+// a host that reads more of the API with the same token, timeouts and OnResponse hook;
+// nil without the API.
+func (s *SDK) API() *feedapi.Client { return s.api }

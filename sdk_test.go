@@ -3,13 +3,16 @@ package feedkit_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
@@ -19,8 +22,8 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
 	t.Cleanup(broker.Close)
 	ok := func() feedkit.Config {
-		return feedkit.Config{Transport: broker, Sessions: []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-			RecoveryAPI: feed.RecoveryClientConfig{BaseURL: "http://127.0.0.1:1", AccessToken: "t"}}
+		return feedkit.Config{Transport: broker,
+			API: feedapi.Config{BaseURL: "http://127.0.0.1:1", AccessToken: "t"}}
 	}
 	_, err := feedkit.New(ok())
 	require.NoError(t, err)
@@ -31,10 +34,10 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 		{func(c *feedkit.Config) { c.Transport = nil }, "Config.Transport and Config.AMQP are both nil"},
 		{func(c *feedkit.Config) { c.AMQP = &rabbitmq.Config{URL: "amqp://x"} }, "are both set"},
 		{func(c *feedkit.Config) { c.Transport, c.AMQP = nil, &rabbitmq.Config{} }, "Config.AMQP"},
-		{func(c *feedkit.Config) { c.Sessions = nil }, "Config.Sessions is empty"},
-		{func(c *feedkit.Config) { c.Sessions = append(c.Sessions, feedkit.SessionConfig{}) }, "Config.Sessions[1].Listener is nil"},
-		{func(c *feedkit.Config) { c.RecoveryAPI.BaseURL = "" }, "Config.RecoveryAPI.BaseURL is empty and recoveries are enabled"},
-		{func(c *feedkit.Config) { c.RecoveryAPI.AccessToken = "" }, "Config.RecoveryAPI"},
+		{func(c *feedkit.Config) { c.API.BaseURL = "" }, "Config.API.BaseURL is empty and recoveries are enabled"},
+		{func(c *feedkit.Config) { c.API.AccessToken = "" }, "Config.API"},
+		{func(c *feedkit.Config) { c.API.Node = feed.Node(2) }, "Config.API.Node is set: set Config.Node"},
+		{func(c *feedkit.Config) { c.Names.Clock = clocktest.NewFake(time.Now()) }, "Config.Names.Clock is set: set Config.Clock"},
 		{func(c *feedkit.Config) { c.Recovery.CheckInterval = -1 }, "Config.CheckInterval"},
 		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Threads: -1} }, "Config.Concurrent"},
 		{func(c *feedkit.Config) { c.Concurrent, c.QueueSize = &concurrent.Config{}, 5 }, "Config.QueueSize is for serial delivery"},
@@ -48,7 +51,7 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 	}
 	// Without the recovery API, recoveries must be turned off, by config or environment.
 	cfg := ok()
-	cfg.RecoveryAPI = feed.RecoveryClientConfig{}
+	cfg.API = feedapi.Config{}
 	cfg.Recovery.Disabled = true
 	_, err = feedkit.New(cfg)
 	assert.NoError(t, err)
@@ -56,6 +59,23 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 	cfg.Recovery.Disabled = false
 	_, err = feedkit.New(cfg)
 	assert.NoError(t, err)
+}
+
+// The sessions are added between New and Open: Open refuses an SDK without one, and
+// AddSession refuses a nil listener and any call once the SDK is open.
+func TestAddSessionBeforeOpen(t *testing.T) {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Recovery: recovery.Config{Disabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
+	assert.EqualError(t, sdk.Open(t.Context()), "feedkit: Open: the SDK has no session: call AddSession first")
+	assert.EqualError(t, sdk.AddSession(feed.LiveMessagesOnly, nil), "feedkit: AddSession(live messages only): the listener is nil")
+	require.NoError(t, sdk.AddSession(feed.LiveMessagesOnly, feedtest.NewRecorder()))
+	require.NoError(t, sdk.Open(t.Context()))
+	assert.EqualError(t, sdk.AddSession(feed.PrematchMessagesOnly, feedtest.NewRecorder()),
+		"feedkit: AddSession after Open: the sessions are fixed when the SDK opens")
+	assert.Len(t, sdk.Stats().Sessions, 1)
 }
 
 // With recoveries disabled, a producer is up at its first alive, and the SDK's lifecycle
@@ -68,10 +88,10 @@ func TestSDKLifecycleWithRecoveriesDisabled(t *testing.T) {
 	require.NoError(t, err)
 	global := feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global,
-		Sessions: []feedkit.SessionConfig{{Interest: feed.LiveMessagesOnly, Listener: feedtest.NewRecorder()},
-			{Interest: feed.PrematchMessagesOnly, Listener: feedtest.NewRecorder()}},
 		Recovery: recovery.Config{Producers: []feed.Producer{lo}, Disabled: true}})
 	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.LiveMessagesOnly, feedtest.NewRecorder()))
+	require.NoError(t, sdk.AddSession(feed.PrematchMessagesOnly, feedtest.NewRecorder()))
 	ctx := t.Context()
 	require.NoError(t, sdk.Open(ctx))
 	assert.ErrorContains(t, sdk.Open(ctx), "already open")

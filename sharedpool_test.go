@@ -54,10 +54,11 @@ func TestSessionsShareOneWorkerPool(t *testing.T) {
 	}
 	global := feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Global: global,
-		Sessions:   []feedkit.SessionConfig{{Listener: recs[0]}, {Listener: recs[1]}},
 		Recovery:   recovery.Config{Producers: []feed.Producer{lo}, Disabled: true},
 		Concurrent: &concurrent.Config{Threads: threads}})
 	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.AllMessages, recs[0]))
+	require.NoError(t, sdk.AddSession(feed.AllMessages, recs[1]))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	require.NoError(t, sdk.Open(ctx))

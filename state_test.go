@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -46,10 +47,10 @@ func TestOpenWarnsWhenRecordsAreNotPersisted(t *testing.T) {
 			rc := c.cfg
 			rc.Producers = []feed.Producer{mustProducer(t, 1)}
 			sdk, err := feedkit.New(feedkit.Config{Transport: broker, Logger: slog.New(logs),
-				Sessions:    []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-				RecoveryAPI: feed.RecoveryClientConfig{BaseURL: "http://127.0.0.1:1", AccessToken: feedtest.DefaultAccessToken},
-				Recovery:    rc})
+				API:      feedapi.Config{BaseURL: "http://127.0.0.1:1", AccessToken: feedtest.DefaultAccessToken},
+				Recovery: rc})
 			require.NoError(t, err)
+			require.NoError(t, sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
 			assert.Empty(t, logs.about("in memory only"), "New does not warn: Open does")
 			require.NoError(t, sdk.Open(t.Context()))
 			require.NoError(t, sdk.Close(context.Background()))
@@ -59,7 +60,7 @@ func TestOpenWarnsWhenRecordsAreNotPersisted(t *testing.T) {
 				return
 			}
 			require.Len(t, got, 1)
-			assert.Contains(t, got[0], "Config.Recovery.Store")
+			assert.Contains(t, got[0], "recovery: producer records are kept in memory only (Config.Store)")
 			assert.Contains(t, got[0], "assumed_downtime="+c.downtime.String())
 		})
 	}

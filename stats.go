@@ -3,6 +3,7 @@ package feedkit
 import (
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/recovery"
@@ -24,6 +25,9 @@ type Stats struct {
 	// Transport is the RabbitMQ transport's: connections, reconnection attempts, the last
 	// error, messages and bytes received. nil for another transport (a feedtest.Broker).
 	Transport *rabbitmq.Stats `json:"transport,omitempty"`
+	// API is what the feed's API client did (SDK.API): requests, failures, retries, and
+	// requests held after a 429; nil without the API.
+	API *feedapi.Stats `json:"api,omitempty"`
 	// Names is what the market and outcome names' caches did (SDK.Names); nil without
 	// the API.
 	Names *markets.Stats `json:"names,omitempty"`
@@ -40,12 +44,18 @@ type DeliveryStats struct {
 // Stats returns the SDK's counters. It may be called at any time, from any goroutine,
 // listeners included.
 func (s *SDK) Stats() Stats {
-	sessions := s.sessions // fixed by New
+	s.listMu.Lock()
+	sessions, workers, serial := s.sessions, s.workers, s.serial
+	s.listMu.Unlock()
 	st := Stats{Recovery: s.manager.Stats(), Producers: s.manager.Producers(), Global: s.global.Stats(),
 		Tasks: s.tracker.Snapshot(), Transport: transportStats(s.transport)}
 	if s.pool != nil {
 		ps := s.pool.Stats()
 		st.Pool = &ps
+	}
+	if s.api != nil {
+		as := s.api.Stats()
+		st.API = &as
 	}
 	if s.names != nil {
 		ns := s.names.Stats()
@@ -54,11 +64,11 @@ func (s *SDK) Stats() Stats {
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())
 		var d DeliveryStats
-		if w := s.workers[i]; w != nil {
+		if w := workers[i]; w != nil {
 			cs := w.Stats()
 			d.Concurrent = &cs
 		} else {
-			ss := s.serial[i].Stats()
+			ss := serial[i].Stats()
 			d.Serial = &ss
 		}
 		st.Delivery = append(st.Delivery, d)

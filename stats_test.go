@@ -38,9 +38,9 @@ func TestStatsOfARunningSDKEncode(t *testing.T) {
 	require.NoError(t, err)
 	rec := feedtest.NewRecorder()
 	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Concurrent: &concurrent.Config{Threads: 2},
-		Sessions: []feedkit.SessionConfig{{Listener: rec}},
 		Recovery: recovery.Config{Producers: []feed.Producer{lo}, Disabled: true}})
 	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	require.NoError(t, sdk.Open(ctx))

@@ -4,48 +4,38 @@ import (
 	"fmt"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 )
 
-// newAMQPTransport builds the RabbitMQ transport of Config.AMQP. The transport reports
-// its errors (a broker that cannot be reached, a lost connection, a failed
-// acknowledgement) to Config.OnError, after AMQP.OnError when that is set too, and logs
-// them with AMQP.Logger, or Config.Logger when it is nil: Config promises every error,
-// and a transport that retried in silence would hide a wrong host.
-func newAMQPTransport(cfg Config) (*rabbitmq.Transport, error) {
+// newAMQPTransport builds the RabbitMQ transport of Config.AMQP (the environment's broker,
+// or the host's). Its errors reach Config.OnError through the sessions, as every
+// transport's do; AMQP.OnError, when set, hears them too, from the transport itself. It
+// logs with AMQP.Logger, or Config.Logger when that is nil. The feed's own broker takes
+// its virtual host from the API client at the first Subscribe.
+func newAMQPTransport(cfg Config, api *feedapi.Client) (*rabbitmq.Transport, error) {
 	ac := *cfg.AMQP
-	ac.OnError = bothOnError(ac.OnError, cfg.OnError)
 	if ac.Logger == nil {
 		ac.Logger = cfg.Logger
 	}
+	ac.Clock = cfg.Clock
+	field := "Config.AMQP"
+	if cfg.Environment != nil {
+		field = fmt.Sprintf("Config.Environment (%s)", cfg.Environment.Name)
+		if cfg.Environment.vhostFromAPI() && api != nil {
+			ac.VirtualHostSource = api
+		}
+	}
 	t, err := rabbitmq.New(ac)
 	if err != nil {
-		return nil, fmt.Errorf("feedkit: Config.AMQP: %w", err)
+		return nil, fmt.Errorf("feedkit: %s: %w", field, err)
 	}
 	return t, nil
-}
-
-// bothOnError calls first, then second; either may be nil.
-func bothOnError(first, second func(error)) func(error) {
-	switch {
-	case first == nil:
-		return second
-	case second == nil:
-		return first
-	}
-	return func(err error) {
-		first(err)
-		second(err)
-	}
 }
 
 // transportStats returns the counters of a RabbitMQ transport, the SDK's own or one given
 // in Config.Transport; nil for any other transport.
 func transportStats(t feed.Transport) *rabbitmq.Stats {
-	if et, ok := t.(*envTransport); ok { // an environment's broker
-		st := et.stats()
-		return &st
-	}
 	rt, ok := t.(*rabbitmq.Transport)
 	if !ok {
 		return nil

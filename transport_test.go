@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/clock/clocktest"
+	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/testenv"
@@ -58,53 +59,72 @@ func (s *syncBuffer) String() string {
 
 // TestSDKUnreachableBrokerReportsEveryError: with a broker that cannot be reached, Open
 // returns nil (ctx bounds the opening only) and the transport retries; every failed
-// attempt reaches Config.OnError and Config.Logger, which the SDK gives the transport it
-// builds from Config.AMQP, and Stats().Transport counts them and keeps the last.
+// attempt reaches Config.OnError, once, whether the SDK built the transport from
+// Config.AMQP or the host built it and passed it in Config.Transport, and the
+// transport's logger; Stats().Transport counts them and keeps the last.
 func TestSDKUnreachableBrokerReportsEveryError(t *testing.T) {
-	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	clk := clocktest.NewFake(start)
 	const delay = time.Second // every backoff wait is within (delay/2, delay]
-	errs := make(errorSink, 16)
-	var logs syncBuffer
-	sdk, err := feedkit.New(feedkit.Config{
-		AMQP: &rabbitmq.Config{URL: "amqp://guest:guest@127.0.0.1:1/", Clock: clk,
-			ReconnectDelay: delay, MaxReconnectDelay: delay},
-		Sessions: []feedkit.SessionConfig{{Listener: feedtest.NewRecorder()}},
-		Recovery: recovery.Config{Disabled: true},
-		OnError:  errs.onError,
-		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
-	require.NoError(t, sdk.Open(t.Context()), "an unreachable broker does not fail Open: the transport retries")
+	amqp := rabbitmq.Config{URL: "amqp://guest:guest@127.0.0.1:1/", ReconnectDelay: delay, MaxReconnectDelay: delay}
+	for _, c := range []struct {
+		name string
+		cfg  func(clk *clocktest.Fake, logger *slog.Logger) feedkit.Config
+	}{
+		{"built from Config.AMQP", func(clk *clocktest.Fake, logger *slog.Logger) feedkit.Config {
+			ac := amqp
+			return feedkit.Config{AMQP: &ac, Clock: clk, Logger: logger}
+		}},
+		{"built by the host", func(clk *clocktest.Fake, logger *slog.Logger) feedkit.Config {
+			ac := amqp
+			ac.Clock, ac.Logger = clk, logger
+			tr, err := rabbitmq.New(ac)
+			require.NoError(t, err)
+			return feedkit.Config{Transport: tr, Clock: clk}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+			clk := clocktest.NewFake(start)
+			errs := make(errorSink, 16)
+			var logs syncBuffer
+			cfg := c.cfg(clk, slog.New(slog.NewTextHandler(&logs, nil)))
+			// The manager's check runs on the same clock: an hour apart, it never comes
+			// before a retry.
+			cfg.Recovery, cfg.OnError = recovery.Config{Disabled: true, CheckInterval: time.Hour}, errs.onError
+			sdk, err := feedkit.New(cfg)
+			require.NoError(t, err)
+			require.NoError(t, sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
+			t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
+			require.NoError(t, sdk.Open(t.Context()), "an unreachable broker does not fail Open: the transport retries")
 
-	first := errs.next(t) // reported before Open returned
-	const refused = "connect: dial tcp 127.0.0.1:1: connect: connection refused"
-	assert.ErrorContains(t, first, `rabbitmq: connect to amqp://127.0.0.1:1 (vhost "/") (will retry): `+refused)
-	assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN msg="), logs.String())
-	assert.Contains(t, logs.String(), "(will retry): "+refused)
-	st := sdk.Stats().Transport
-	require.NotNil(t, st)
-	assert.Equal(t, rabbitmq.Stats{FailedAttempts: 1, LastError: first.Error(), LastErrorAt: start}, *st)
+			first := errs.next(t) // reported before Open returned
+			const refused = "connect: dial tcp 127.0.0.1:1: connect: connection refused"
+			assert.ErrorContains(t, first, `rabbitmq: connect to amqp://127.0.0.1:1 (vhost "/") (will retry): `+refused)
+			assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN msg="), logs.String())
+			assert.Contains(t, logs.String(), "(will retry): "+refused)
+			st := sdk.Stats().Transport
+			require.NotNil(t, st)
+			assert.Equal(t, rabbitmq.Stats{FailedAttempts: 1, LastError: first.Error(), LastErrorAt: start}, *st)
 
-	for attempt := 1; attempt <= 2; attempt++ {
-		clk.BlockUntil(1) // the transport waits to retry
-		// To the retry's instant and no further: an Advance of a whole delay could also
-		// fire the next retry, set after a jittered wait while it ran (a stress run saw
-		// three attempts for two steps).
-		retry, _ := clk.Next()
-		clk.Set(retry)
-		err := errs.next(t)
-		assert.ErrorContains(t, err, fmt.Sprintf(`rabbitmq: reconnect to amqp://127.0.0.1:1 (vhost "/") (attempt %d): `+refused, attempt))
-		assert.Equal(t, 1+attempt, strings.Count(logs.String(), "level=WARN msg="), logs.String())
-		assert.Equal(t, 1, strings.Count(logs.String(), fmt.Sprintf("(attempt %d): %s", attempt, refused)), "logged once")
-		st := *sdk.Stats().Transport
-		assert.Equal(t, retry, st.LastErrorAt, "stamped when the attempt failed, at the retry's instant")
-		st.LastErrorAt = time.Time{}
-		assert.Equal(t, rabbitmq.Stats{FailedAttempts: uint64(1 + attempt), ReconnectAttempts: uint64(attempt),
-			LastError: err.Error()}, st)
+			for attempt := 1; attempt <= 10; attempt++ {
+				clk.BlockUntil(2) // the transport waits to retry, and the manager to check
+				// To the retry's instant and no further: an Advance of a whole delay could
+				// also fire the next retry, set after a jittered wait while it ran (a stress
+				// run saw three attempts for two steps).
+				retry, _ := clk.Next()
+				clk.Set(retry)
+				err := errs.next(t)
+				assert.ErrorContains(t, err, fmt.Sprintf(`rabbitmq: reconnect to amqp://127.0.0.1:1 (vhost "/") (attempt %d): `+refused, attempt))
+				assert.Equal(t, 1+attempt, strings.Count(logs.String(), "level=WARN msg="), logs.String())
+				assert.Equal(t, 1, strings.Count(logs.String(), fmt.Sprintf("(attempt %d): %s", attempt, refused)), "logged once")
+				st := *sdk.Stats().Transport
+				assert.Equal(t, retry, st.LastErrorAt, "stamped when the attempt failed, at the retry's instant")
+				st.LastErrorAt = time.Time{}
+				assert.Equal(t, rabbitmq.Stats{FailedAttempts: uint64(1 + attempt), ReconnectAttempts: uint64(attempt),
+					LastError: err.Error()}, st)
+			}
+			assert.Empty(t, errs, "one report to Config.OnError per attempt")
+		})
 	}
-	assert.Empty(t, errs, "one error per attempt")
 }
 
 // nextConnectionCall returns the recorder's next connection change, passing over the
@@ -131,14 +151,15 @@ func TestSDKTransportStatsOnRabbitMQ(t *testing.T) {
 	errs := make(errorSink, 16)
 	rec, global := feedtest.NewRecorder(), feedtest.NewGlobalRecorder()
 	sdk, err := feedkit.New(feedkit.Config{
-		AMQP: &rabbitmq.Config{URL: url, DeclareExchange: true, ConnectionName: name, Clock: clk,
+		AMQP: &rabbitmq.Config{URL: url, DeclareExchange: true, ConnectionName: name,
 			ReconnectDelay: delay, MaxReconnectDelay: delay},
-		Sessions: []feedkit.SessionConfig{{Listener: rec}},
+		Clock:    clk,
 		Global:   global,
-		Recovery: recovery.Config{Disabled: true},
+		Recovery: recovery.Config{Disabled: true, CheckInterval: time.Hour}, // no check before the reconnection
 		OnError:  errs.onError,
 	})
 	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
 	t.Cleanup(func() { require.NoError(t, sdk.Close(context.Background())) })
 	require.NoError(t, sdk.Open(t.Context()))
 	assert.Equal(t, "connection up on session 0 (all messages)", nextConnectionCall(t, global))
@@ -169,7 +190,7 @@ func TestSDKTransportStatsOnRabbitMQ(t *testing.T) {
 	assert.Contains(t, nextConnectionCall(t, global), "connection down")
 	lost := errs.next(t)
 	assert.ErrorContains(t, lost, "lost the connection")
-	clk.BlockUntil(1) // the transport waits to reconnect
+	clk.BlockUntil(2) // the transport waits to reconnect, and the manager to check
 	st = *sdk.Stats().Transport
 	assert.Equal(t, rabbitmq.Stats{Connects: 1, ConnectionDrops: 1, Delivered: 10, Bytes: bytes,
 		LastError: lost.Error(), LastErrorAt: start}, st)

@@ -68,10 +68,11 @@
 //	session, _ := feed.NewSession(transport, feed.SessionConfig{
 //		Dispatcher: odds,
 //		Global:     global,
-//		System:     odds.Stream().MarkAlives(manager.SystemHandler(0)),
+//		System:     odds.Stream().MarkAlives(manager.SystemHandler()),
 //	})
 //	...
 //	session.Close(ctx) // closes odds, its dispatcher, too
 //	pool.Close(ctx)    // after its sessions
+//	manager.Close(ctx) // after the listeners: it saves the point they reached
 //	global.Close(ctx)  // the session does not own the global listener
 package concurrent

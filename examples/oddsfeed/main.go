@@ -215,7 +215,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// Config.Transport, which replaces the environment's: the embedded broker has no
 	// address, and the -amqp broker takes the URL's user and virtual host, where an
 	// environment's broker logs in with the token.
-	env := feedkit.CustomEnvironment("", 0, false, api.URL)
+	env := feedkit.CustomEnvironment("", api.URL)
 
 	start := time.Now()
 	tally := newTally(out, start, ledger, o.names)
@@ -228,18 +228,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		AccessToken: feedtest.DefaultAccessToken,
 		Transport:   link.transport,
 		Node:        feed.Node(1),
-		Sessions:    []feedkit.SessionConfig{{Interest: feed.AllMessages, Listener: tally}},
 		Global:      tally.timeline,
 		Recovery: recovery.Config{
 			HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
 			CheckInterval:   checkInterval,
 			Store:           state.store,
-			Clock:           clk,
 		},
+		Clock:      clk,
 		Concurrent: workers,
 		OnError:    tally.onError,
 	}
-	proc := &process{cfg: cfg, timeline: tally.timeline, opened: func(sdk *feedkit.SDK) { tally.namer.names.Store(sdk.Names()) }}
+	proc := &process{cfg: cfg, listener: tally, timeline: tally.timeline, built: func(sdk *feedkit.SDK) { tally.namer.names.Store(sdk.Names()) }}
 	if err := proc.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted before the feed began: nothing to tell

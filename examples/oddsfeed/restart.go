@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/feed"
 )
 
 // restartPause is how long, in real time, the feed goes on while the process is stopped
@@ -19,10 +20,11 @@ const restartPause = time.Second
 // and started again.
 type process struct {
 	cfg      feedkit.Config
+	listener feed.OddsFeedListener
 	timeline *timeline
 	sdk      *feedkit.SDK       // nil while stopped
 	stats    figures            // of the processes stopped so far, summed
-	opened   func(*feedkit.SDK) // called with each SDK once it is open
+	built    func(*feedkit.SDK) // called with each SDK before it opens
 }
 
 // start opens a new SDK and returns once its session's queue is bound: before, what
@@ -37,13 +39,16 @@ func (p *process) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.built != nil {
+		p.built(sdk)
+	}
+	if err := sdk.AddSession(feed.AllMessages, p.listener); err != nil {
+		return err
+	}
 	if err := sdk.Open(ctx); err != nil {
 		return err
 	}
 	p.sdk = sdk
-	if p.opened != nil {
-		p.opened(sdk)
-	}
 	select {
 	case <-p.timeline.connected:
 		return nil
