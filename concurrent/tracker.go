@@ -158,12 +158,14 @@ func (t *TaskLifecycleTracker) addLocked(rc RecoveryContext) *tracked {
 // Start records that a worker began the task.
 func (k Ticket) Start() { k.c.started.Add(1) }
 
-// Complete records that the task is over, however its listener call ended.
+// Complete records that the task is over, however its listener call ended. The processed
+// point moves first (OnProcessed is called), then the task counts as completed: whoever
+// waits for the task (Wait, SDK.Flush) finds the point's news already passed on.
 func (k Ticket) Complete() {
-	k.t.finish(k.c, &k.c.completed)
 	if k.e != nil {
 		k.t.release(k.e)
 	}
+	k.t.finish(k.c, &k.c.completed)
 }
 
 // Abandon records that the task was dropped without running. On a Stream, its message
