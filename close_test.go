@@ -55,9 +55,11 @@ func TestCloseSavesTheLatestRecoveryPoint(t *testing.T) {
 		require.NoError(t, sim.Publish(ctx, 20))
 		require.NoError(t, sim.SendAlive(ctx, lo.ID, true))
 		last = clk.Now().Truncate(time.Millisecond)
+		// The clock must not run ahead of the reading: an alive read late would look
+		// like a missing heartbeat.
+		require.NoError(t, broker.Flush(ctx))
+		require.NoError(t, sdk.Flush(ctx))
 	}
-	require.NoError(t, broker.Flush(ctx))
-	require.NoError(t, sdk.Flush(ctx))
 	st, _ := sdk.Producer(lo.ID)
 	require.Equal(t, last, st.LastSubscribedAt, "the point follows the last alive processed")
 	saved := loadRecord(t, path, lo.ID)

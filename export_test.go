@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// WaitFor waits for cond, re-checking it every few milliseconds: for the end-to-end tests'
-// conditions on counters that move on other goroutines with no signal of their own. It is
-// bounded by ctx.
+// WaitFor waits for cond, re-checking it every few milliseconds, bounded by ctx: only for
+// what has no signal of its own, such as a RabbitMQ consumer having read what the broker
+// holds. On the embedded broker a test flushes instead (Broker.Flush, then SDK.Flush).
 var WaitFor = waitFor
 
 func waitFor(ctx context.Context, cond func() bool) error {

@@ -123,7 +123,7 @@ func (r *lossRig) alive() {
 	require.NoError(r.t, r.sim.SendAlive(r.ctx, r.lo.ID, true))
 	r.lastAlive = r.clk.Now().Add(-r.lag).Truncate(time.Millisecond)
 	if r.listening {
-		require.NoError(r.t, feedkit.WaitFor(r.ctx, func() bool { return r.sdk.Stats().Recovery.Alives > before }))
+		require.NoError(r.t, r.link.settle(r.ctx, r.sdk, func() bool { return r.sdk.Stats().Recovery.Alives > before }))
 	}
 }
 
@@ -156,7 +156,7 @@ func (r *lossRig) recover(up string) feedtest.RecoveryRequest {
 // waitPoint waits until the producer's recovery point is want.
 func (r *lossRig) waitPoint(want time.Time) {
 	r.t.Helper()
-	err := feedkit.WaitFor(r.ctx, func() bool {
+	err := r.link.settle(r.ctx, r.sdk, func() bool {
 		st, _ := r.sdk.Producer(r.lo.ID)
 		return st.LastSubscribedAt.Equal(want)
 	})
@@ -197,7 +197,7 @@ func (r *lossRig) checkNothingLost() {
 		}
 	}
 	require.Zero(r.t, r.sim.Forgotten(), "the simulator kept everything it sent")
-	err := feedkit.WaitFor(r.ctx, func() bool { return len(r.ledger.missing(sent)) == 0 })
+	err := r.link.settle(r.ctx, r.sdk, func() bool { return len(r.ledger.missing(sent)) == 0 })
 	missing := r.ledger.missing(sent)
 	require.NoError(r.t, err, "%d of %d messages sent were never received, e.g. %v", len(missing), len(sent), missing[:min(len(missing), 5)])
 	for id := range r.ledger.received() {

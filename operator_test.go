@@ -335,11 +335,9 @@ func TestOperatorProgram(t *testing.T) {
 // waitPoint waits until LO's recovery point is want, as the restart test does.
 func (o *operator) waitPoint(want time.Time) {
 	o.t.Helper()
-	err := feedkit.WaitFor(o.ctx, func() bool {
-		st, _ := o.sdk.Producer(o.lo.ID)
-		return st.LastSubscribedAt.Equal(want)
-	})
-	require.NoError(o.t, err)
+	o.flush()
+	st, _ := o.sdk.Producer(o.lo.ID)
+	require.Equal(o.t, want, st.LastSubscribedAt)
 }
 
 func firstOddsChangeOf(t *testing.T, sent []feedtest.Sent, producer int) feed.URN {
