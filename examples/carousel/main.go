@@ -78,11 +78,26 @@ func command(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Carousel republishes two demo collections (articles and videos) to an HTTP notifier
+in three cycles, and serves the operator API and a
+status page while it runs; at the end it prints what each cycle did and what the
+notifier received.
+
+Usage: carousel [flags]
+
+Flags:
+`
+
 // parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("carousel", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
 	fs.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")

@@ -81,11 +81,27 @@ func command(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Locksensors runs the lock-sensor notification service: it stores the readings that
+door-lock sensors send through a queue and POSTs to the clients linked to a sensor when
+its lock changes state, when it falls silent ("lost") and when it is heard again
+("restored"). By default it also plays the sensors and two clients, and at the end
+checks that every client knows the latest state of every sensor it is linked to.
+
+Usage: locksensors [flags]
+
+Flags:
+`
+
 // parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("locksensors", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
 	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")

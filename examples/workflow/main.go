@@ -70,10 +70,25 @@ type options struct {
 	seed        uint64
 }
 
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Workflow runs orders (validate, then charge and ship) through the workflow engine with
+actors that sometimes hang, fail or answer late, shows the engine's recovery putting
+every order through anyway, and exits 0 once every order has finished.
+
+Usage: workflow [flags]
+
+Flags:
+`
+
+// parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("workflow", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	fs.IntVar(&o.processes, "processes", 200, "order processes to run")
 	fs.IntVar(&o.actors, "actors", 4, "actors per actor type")
 	fs.DurationVar(&o.workTimeout, "work-timeout", 300*time.Millisecond, "how long an actor has for a task")
