@@ -8,8 +8,9 @@ import (
 	"github.com/feedkit/feedkit/carousel"
 )
 
-// countingPublisher counts the successful republications of each cycle and tells until
-// after each one: options.until ends a run by what happened in it.
+// countingPublisher counts the successful republications of each cycle, for the progress
+// lines, and tells until (when set) after each one: options.until ends a run by what
+// happened in it.
 type countingPublisher struct {
 	next  carousel.Publisher
 	until func(republished map[string]int) bool
@@ -25,6 +26,15 @@ func (p *countingPublisher) Publish(ctx context.Context, pub carousel.Publicatio
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.byCycle[pub.Cycle]++
-	p.until(maps.Clone(p.byCycle))
+	if p.until != nil {
+		p.until(maps.Clone(p.byCycle))
+	}
 	return nil
+}
+
+// counts returns how many items each cycle has republished so far.
+func (p *countingPublisher) counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.byCycle)
 }

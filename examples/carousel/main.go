@@ -46,6 +46,7 @@ type options struct {
 	metadata  string        // the metadata file without -pg; "" is one in a temporary directory
 	duration  time.Duration // how long to run; 0 is until interrupted
 	editEvery time.Duration // how often the editor modifies an item
+	progress  time.Duration // how often to print a progress line; 0: never
 	failover  bool          // with -pg: take over by itself when the active instance goes
 	verbose   bool
 	// until, when not nil, ends the run once it returns true. It is called after each
@@ -80,7 +81,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 
 // usage is what -h prints before the flags: what the program does, then how to call it.
 const usage = `Carousel republishes two demo collections (articles and videos) to an HTTP notifier
-in three cycles, and serves the operator API and a
+in three cycles, printing its progress as it goes, and serves the operator API and a
 status page while it runs; at the end it prints what each cycle did and what the
 notifier received.
 
@@ -105,6 +106,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.metadata, "metadata", "", "progress `file` without -pg (default: a new one in a temporary directory)")
 	fs.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
 	fs.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
+	fs.DurationVar(&o.progress, "progress", 2*time.Second, "print a line saying what has been republished this often (0: never)")
 	fs.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
 	fs.BoolVar(&o.verbose, "v", false, "log every cycle event")
 	return o, fs.Parse(args)
@@ -153,7 +155,7 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "operator API and status page: http://%s/\n", d.apiAddr)
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
-	err = d.run(ctx)
+	err = d.run(ctx, out)
 	got := d.received()
 	printSummary(out, d.scheduler.Status(), got, d.local)
 	switch {

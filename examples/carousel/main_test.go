@@ -71,6 +71,77 @@ func TestRunInMemory(t *testing.T) {
 	assert.Contains(t, string(b), `"articles-whole"`)
 }
 
+// cancelOn is a run's output that cancels the run's context once a line matches: the
+// run ends when it has printed what the test waits for.
+type cancelOn struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	match  *regexp.Regexp
+	cancel context.CancelFunc
+	seen   bool
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.b.Write(p)
+	if !c.seen && c.match.Match(c.b.Bytes()) {
+		c.seen = true
+		c.cancel()
+	}
+	return n, err
+}
+
+// matched reports whether a line matched.
+func (c *cancelOn) matched() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+// Without -v a run still says what it is doing: a progress line every -progress with
+// what each cycle has republished. The run ends once such a line counts something.
+func TestRunShowsProgressWithoutVerbose(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), guard)
+	defer cancel()
+	out := &cancelOn{cancel: cancel,
+		match: regexp.MustCompile(`(?m)^after \S+: [1-9]\d* items? republished so far \(articles-last-hour \d+, articles-whole \d+, videos-scaling \d+\)$`)}
+	var logs bytes.Buffer
+	o := options{addr: "127.0.0.1:0", editEvery: 50 * time.Millisecond, progress: 20 * time.Millisecond,
+		metadata: filepath.Join(t.TempDir(), "metadata.json")}
+	require.NoError(t, run(ctx, o, out, &logs), "logs:\n%s", logs.String())
+	require.True(t, out.matched(), "no progress line counted a republished item:\n%s", out.String())
+	assert.Empty(t, logs.String(), "nothing logged without -v in a healthy run")
+	for _, line := range strings.Split(out.String(), "\n") {
+		if elapsed, ok := strings.CutPrefix(line, "after "); ok {
+			elapsed, _, _ = strings.Cut(elapsed, ":")
+			d, err := time.ParseDuration(elapsed)
+			require.NoError(t, err, line)
+			assert.Equal(t, d.Round(time.Millisecond), d, "the elapsed time is rounded for people: %s", line)
+		}
+	}
+}
+
+// A duration is printed as a person reads it, not to the nanosecond.
+func TestForPeople(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		1234567891 * time.Nanosecond:  "1.2s",
+		47368421052 * time.Nanosecond: "47.4s",
+		64285714285 * time.Nanosecond: "1m4s",
+		50 * time.Millisecond:         "50ms",
+		2000312 * time.Microsecond:    "2s",
+		1500 * time.Microsecond:       "2ms",
+	} {
+		assert.Equal(t, want, forPeople(d).String(), "%v", d)
+	}
+}
+
 func TestRunRefusesABadConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cycles.yml")
 	require.NoError(t, os.WriteFile(path, []byte("cycles:\n  - name: x\n    type: FixedWindow\n"), 0o600))
