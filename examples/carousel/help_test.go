@@ -27,3 +27,18 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	assert.Contains(t, out.String(), "flag provided but not defined: -nope")
 	assert.Contains(t, errOut.String(), "carousel: flag provided but not defined: -nope")
 }
+
+// A flag value the program cannot use is refused by name, not met with a panic later.
+func TestBadFlagValuesAreNamed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-edit", "0s"}, "-edit 0s must be positive"},
+		{[]string{"-progress", "-1s"}, "-progress -1s must not be negative"},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, 1, command(c.args, &out, &errOut), "%v", c.args)
+		assert.Contains(t, errOut.String(), "carousel: "+c.want, "%v", c.args)
+	}
+}

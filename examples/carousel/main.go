@@ -109,7 +109,16 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.progress, "progress", 2*time.Second, "print a line saying what has been republished this often (0: never)")
 	fs.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
 	fs.BoolVar(&o.verbose, "v", false, "log every cycle event")
-	return o, fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case o.editEvery <= 0:
+		return o, fmt.Errorf("-edit %v must be positive", o.editEvery)
+	case o.progress < 0:
+		return o, fmt.Errorf("-progress %v must not be negative", o.progress)
+	}
+	return o, nil
 }
 
 // run runs the carousel until ctx ends, o.duration has passed or o.until is satisfied,
