@@ -73,7 +73,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "carousel:", err)
+		if !errors.As(err, new(reported)) { // a verdict says it already
+			fmt.Fprintln(stderr, "carousel:", err)
+		}
 		return 1
 	}
 	return 0
@@ -122,8 +124,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 }
 
 // run runs the carousel until ctx ends, o.duration has passed or o.until is satisfied,
-// then prints the summary to out. It returns an error when something failed to start, nothing was republished,
-// or the notifier refused a request.
+// then prints the summary to out, ending with a verdict: "OK: ..." or "FAILED: ...". It
+// returns an error when something failed to start, nothing was republished by an
+// active instance, or the notifier refused a request.
 func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	level := slog.LevelWarn
 	if o.verbose {
@@ -165,15 +168,6 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
 	err = d.run(ctx, out)
-	got := d.received()
-	printSummary(out, d.scheduler.Status(), got, d.local)
-	switch {
-	case err != nil:
-		return err
-	case d.local && got.total == 0 && d.scheduler.Status().Active:
-		return errors.New("nothing was republished")
-	case got.bad > 0:
-		return fmt.Errorf("the notifier refused %d requests", got.bad)
-	}
-	return nil
+	return printSummary(out, outcome{status: d.scheduler.Status(), republished: d.published.counts(), got: d.received(),
+		local: d.local, leased: o.pgURL != "", notifierURL: d.notifierURL, err: err})
 }

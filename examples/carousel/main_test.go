@@ -22,7 +22,7 @@ import (
 // published returns how many publications the summary says the notifier received.
 func published(t *testing.T, out string) int {
 	t.Helper()
-	m := regexp.MustCompile(`notifier: (\d+) publications of (\d+) distinct items, 0 refused`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`The local notifier received (\d+) items? \((\d+) distinct\) and refused 0 requests\.`).FindStringSubmatch(out)
 	require.NotNil(t, m, "no notifier line in:\n%s", out)
 	n, _ := strconv.Atoi(m[1])
 	return n
@@ -58,12 +58,14 @@ func TestRunInMemory(t *testing.T) {
 	defer cancel()
 	require.NoError(t, run(ctx, o, &out, &logs), "logs:\n%s", logs.String())
 	require.True(t, met.Load(), "the run ended before every cycle republished:\n%s", out.String())
-	assert.Contains(t, out.String(), "scheduler: started=false active=true")
+	assert.Contains(t, out.String(), "\nThe run is over: the cycles stopped and saved their progress.\n")
 	for _, c := range []string{"articles-whole", "articles-last-hour", "videos-scaling"} {
-		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s`, out.String(), "every cycle republished without errors")
+		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s+\S+\s+healthy\n`, out.String(), "every cycle republished without errors")
 	}
 	assert.GreaterOrEqual(t, published(t, out.String()), 10, "the notifier received what the cycles republished")
-	assert.Contains(t, out.String(), "  0 received again in the same iteration", "one run republishes no item twice in an iteration")
+	assert.Contains(t, out.String(), "  0 items received again in the same iteration", "one run republishes no item twice in an iteration")
+	assert.Regexp(t, `\nOK: [1-9]\d* items republished to the local notifier, which accepted every one\n$`, out.String(), "the last line is the verdict")
+	assert.NotRegexp(t, `false|error|FAILED|\[stopped\]`, out.String(), "nothing in a healthy run reads like a failure")
 
 	// A second run resumes where the first stopped.
 	b, err := os.ReadFile(o.metadata)
@@ -215,9 +217,12 @@ func TestRunTwoInstancesOnPostgreSQL(t *testing.T) {
 		require.NoError(t, errs[i], "instance %d:\n%s", i, outs[i].String())
 		if published(t, outs[i].String()) > 0 {
 			active++
-			assert.Contains(t, outs[i].String(), "active=true")
+			assert.Regexp(t, `this instance held the lease \(generation [1-9]\d*\)`, outs[i].String())
+			assert.Regexp(t, `\nOK: [1-9]\d* items? republished to the local notifier, which accepted every one\n$`, outs[i].String())
 		} else {
-			assert.Contains(t, outs[i].String(), "active=false")
+			assert.Contains(t, outs[i].String(), "this instance was passive at the end (another instance holds the lease)")
+			assert.True(t, strings.HasSuffix(outs[i].String(), "\nOK: this instance stayed passive while another held the lease, so it republished nothing\n"),
+				"a passive instance is healthy, and says so last:\n%s", outs[i].String())
 		}
 	}
 	assert.Equal(t, 1, active, "exactly one instance republished:\n%s\n%s", outs[0].String(), outs[1].String())
