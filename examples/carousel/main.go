@@ -14,9 +14,10 @@
 //	go run ./examples/carousel -pg "$FEEDKIT_PG_URL"  # a second one started alike stays passive
 //
 // While it runs, an editor modifies a random item every -edit, so the windowed cycles
-// have new items to republish. At the end it prints every cycle's progress and what the
-// notifier received, and exits 1 when nothing was republished or the notifier refused
-// something.
+// have new items to republish, and a line every -progress says how many items each
+// cycle has republished so far. At the end it prints where every cycle stopped and what
+// the notifier received, then a verdict, "OK: ..." or "FAILED: ...", and exits 1 when
+// an active instance republished nothing or the notifier refused something.
 package main
 
 import (
@@ -110,7 +111,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
 	fs.DurationVar(&o.progress, "progress", 2*time.Second, "print a line saying what has been republished this often (0: never)")
 	fs.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
-	fs.BoolVar(&o.verbose, "v", false, "log every cycle event")
+	fs.BoolVar(&o.verbose, "v", false, "also log the scheduler's and cycles' routine events (activation, progress restored, a source reachable again); warnings are logged without it")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
