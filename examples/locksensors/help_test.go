@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // -h and -help print the usage and exit 0, as a user asking for help expects: first a
@@ -26,4 +28,26 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	assert.Equal(t, 1, command([]string{"-nope"}, &out, &errOut))
 	assert.Contains(t, out.String(), "flag provided but not defined: -nope")
 	assert.Contains(t, errOut.String(), "locksensors: flag provided but not defined: -nope")
+}
+
+// -silence reads plainly, with its default said once, and is what the flags make it.
+func TestSilenceFlag(t *testing.T) {
+	var out bytes.Buffer
+	assert.Equal(t, 0, command([]string{"-h"}, &out, &out))
+	assert.Contains(t, out.String(), "-silence duration\n    \treport a sensor lost once it has sent nothing for this long (default: 3s while simulating, so that you see a loss; 1h with -simulate=false)\n")
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 3 * time.Second},
+		{[]string{"-simulate=false"}, time.Hour},
+		{[]string{"-silence", "10s"}, 10 * time.Second},
+		{[]string{"-simulate=false", "-silence", "2m"}, 2 * time.Minute},
+	} {
+		o, err := parseFlags(c.args, &out)
+		require.NoError(t, err, "%v", c.args)
+		assert.Equal(t, c.want, o.silence, "%v", c.args)
+	}
+	_, err := parseFlags([]string{"-silence", "-1s"}, &out)
+	assert.EqualError(t, err, "-silence -1s must not be negative")
 }

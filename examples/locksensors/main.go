@@ -109,7 +109,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.consumers, "consumers", 0, "queue consumers (default 4 on RabbitMQ, 2 in process)")
 	fs.IntVar(&o.prefetch, "prefetch", 0, "RabbitMQ prefetch per consumer (default 500)")
 	fs.IntVar(&o.batch, "batch", 0, "most readings stored in one write (default 250)")
-	fs.DurationVar(&o.silence, "silence", time.Hour, "a sensor silent this long is lost (with -simulate and not set: 3s)")
+	fs.DurationVar(&o.silence, "silence", 0, "report a sensor lost once it has sent nothing for this long (default: 3s while simulating, so that you see a loss; 1h with -simulate=false)")
 	fs.StringVar(&o.retry, "retry", "exp", "retry schedule: exp (capped exponential with jitter) or log (the logarithmic one)")
 	fs.DurationVar(&o.retryUnit, "retry-unit", time.Second, "the retry schedule's first delay")
 	fs.IntVar(&o.attempts, "attempts", 10, "attempts per notification before it is dead")
@@ -123,8 +123,14 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	silenceSet := false
 	fs.Visit(func(f *flag.Flag) { silenceSet = silenceSet || f.Name == "silence" })
-	if o.simulate && !silenceSet {
+	switch {
+	case o.silence < 0:
+		return o, fmt.Errorf("-silence %v must not be negative", o.silence)
+	case silenceSet:
+	case o.simulate:
 		o.silence = 3 * time.Second // so that the simulated silence is found while you watch
+	default:
+		o.silence = time.Hour
 	}
 	return o, nil
 }
