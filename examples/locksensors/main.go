@@ -75,7 +75,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	// summary); a second one ends the process at once.
 	context.AfterFunc(ctx, stop)
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "locksensors:", err)
+		if !errors.As(err, new(reported)) { // a verdict says it already
+			fmt.Fprintln(stderr, "locksensors:", err)
+		}
 		return 1
 	}
 	return 0
@@ -186,13 +188,42 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	case err := <-done:
 		return fmt.Errorf("the service stopped: %w", err)
 	}
-	var verdict error
+	var problems []error
 	if sim != nil {
-		verdict = sim.finish(runCtx, out)
+		problems = sim.finish(runCtx, out)
 	}
 	cancel()
-	return errors.Join(<-done, verdict)
+	if err := <-done; err != nil {
+		problems = append(problems, fmt.Errorf("the service stopped: %w", err))
+	}
+	if sim == nil {
+		return errors.Join(problems...)
+	}
+	return verdict(out, problems)
 }
+
+// verdict prints the simulation's verdict, the run's last line: "OK: ...", or each
+// problem and then "FAILED: ...". It returns the problems, as told already.
+func verdict(out io.Writer, problems []error) error {
+	switch len(problems) {
+	case 0:
+		fmt.Fprintln(out, "OK: every client knows the latest state of every sensor it is linked to")
+		return nil
+	case 1:
+		fmt.Fprintf(out, "FAILED: %v\n", problems[0])
+	default:
+		for _, p := range problems {
+			fmt.Fprintf(out, "problem: %v\n", p)
+		}
+		fmt.Fprintf(out, "FAILED: %d problems, listed above\n", len(problems))
+	}
+	return reported{errors.Join(problems...)}
+}
+
+// reported is a run's failure that its verdict has printed already.
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
 
 // label names what a URL flag chose, without printing the URL's credentials.
 func label(url, set, unset string) string {
