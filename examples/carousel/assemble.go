@@ -196,7 +196,7 @@ func (d *demo) showProgress(ctx context.Context, out io.Writer) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			printProgress(out, time.Since(start), d.scheduler.Status(), d.published.counts())
+			printProgress(out, time.Since(start), d.scheduler.Status(), d.published.counts(), d.published.failures())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"sync"
 
@@ -17,10 +18,16 @@ type countingPublisher struct {
 
 	mu      sync.Mutex
 	byCycle map[string]int
+	failed  int // publications that failed, other than those a shutdown broke off
 }
 
 func (p *countingPublisher) Publish(ctx context.Context, pub carousel.Publication) error {
 	if err := p.next.Publish(ctx, pub); err != nil {
+		if !errors.Is(err, context.Canceled) {
+			p.mu.Lock()
+			p.failed++
+			p.mu.Unlock()
+		}
 		return err
 	}
 	p.mu.Lock()
@@ -37,4 +44,11 @@ func (p *countingPublisher) counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.byCycle)
+}
+
+// failures returns how many publications have failed so far.
+func (p *countingPublisher) failures() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
 }

@@ -169,6 +169,6 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
 	err = d.run(ctx, out)
-	return printSummary(out, outcome{status: d.scheduler.Status(), republished: d.published.counts(), got: d.received(),
+	return printSummary(out, outcome{status: d.scheduler.Status(), republished: d.published.counts(), failed: d.published.failures(), got: d.received(),
 		local: d.local, leased: o.pgURL != "", notifierURL: d.notifierURL, err: err})
 }

@@ -60,7 +60,7 @@ func TestRunInMemory(t *testing.T) {
 	require.True(t, met.Load(), "the run ended before every cycle republished:\n%s", out.String())
 	assert.Contains(t, out.String(), "\nThe run is over: the cycles stopped and saved their progress.\n")
 	for _, c := range []string{"articles-whole", "articles-last-hour", "videos-scaling"} {
-		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s+\S+\s+healthy\n`, out.String(), "every cycle republished without errors")
+		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s+\S+\s+ok\n`, out.String(), "every cycle republished without errors")
 	}
 	assert.GreaterOrEqual(t, published(t, out.String()), 10, "the notifier received what the cycles republished")
 	assert.Contains(t, out.String(), "  0 items received again in the same iteration", "one run republishes no item twice in an iteration")

@@ -17,6 +17,7 @@ import (
 type outcome struct {
 	status      carousel.Status
 	republished map[string]int // items each cycle republished in this run
+	failed      int            // publications that failed in this run
 	got         receipt        // what the local notifier received
 	local       bool           // the notifier is the local one, so got is the whole story
 	leased      bool           // a lease decides which instance is active (-pg)
@@ -38,22 +39,23 @@ func printSummary(out io.Writer, o outcome) error {
 		fmt.Fprintln(out, "The run is over: this instance was passive at the end (another instance holds the lease).")
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cycle\ttype\titeration\tdone in iteration\tfailed\tinterval\thealth")
-	var unhealthy []string
+	fmt.Fprintln(tw, "cycle\ttype\titeration\tdone in iteration\tfailed\tinterval\tsource")
+	var failing []string
 	for _, c := range st.Cycles {
 		m := c.Metadata
-		health := "healthy"
+		source := "ok"
 		if m.Has(carousel.Unhealthy) {
-			health = "unhealthy"
-			unhealthy = append(unhealthy, fmt.Sprintf("  %s: %s", c.ID, m.LastError))
+			source = "failing"
+			failing = append(failing, fmt.Sprintf("  %s: %s", c.ID, m.LastError))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%d\t%v\t%s\n", c.ID, c.Config.Type, m.Iteration, m.Completed, m.Total, m.Errors,
-			forPeople(m.Throttle), health)
+			forPeople(m.Throttle), source)
 	}
 	tw.Flush()
-	fmt.Fprintln(out, "(done: items republished or failed in the current iteration, of its total; interval: the time between two republications)")
-	for _, u := range unhealthy {
-		fmt.Fprintln(out, u)
+	fmt.Fprintln(out, "(done: items republished or failed in the current iteration, of its total; failed: those that failed to republish; "+
+		"interval: the time between two republications; source: whether reading the collection works)")
+	for _, f := range failing {
+		fmt.Fprintln(out, f)
 	}
 	got := o.got
 	if o.local {
@@ -81,6 +83,8 @@ func printSummary(out io.Writer, o outcome) error {
 	case o.leased && !st.Active && total == 0:
 		fmt.Fprintln(out, "OK: this instance stayed passive while another held the lease, so it republished nothing")
 		return nil
+	case total == 0 && o.failed > 0:
+		failure = fmt.Errorf("nothing was republished; %s failed to republish (the warnings say why)", items(o.failed))
 	case total == 0:
 		failure = errors.New("nothing was republished")
 	}
@@ -91,6 +95,9 @@ func printSummary(out io.Writer, o outcome) error {
 	to := "the local notifier, which accepted every one"
 	if !o.local {
 		to = o.notifierURL
+	}
+	if o.failed > 0 {
+		to += fmt.Sprintf("; %d failed to republish (the warnings say why)", o.failed)
 	}
 	fmt.Fprintf(out, "OK: %s republished to %s\n", items(total), to)
 	return nil
@@ -109,9 +116,9 @@ func requests(n int) string {
 	return fmt.Sprintf("%d requests", n)
 }
 
-// printProgress writes one line: how long the run has gone on, and how many items each
-// cycle has republished since it started.
-func printProgress(out io.Writer, elapsed time.Duration, st carousel.Status, republished map[string]int) {
+// printProgress writes one line: how long the run has gone on, how many items each
+// cycle has republished since it started, and how many failed.
+func printProgress(out io.Writer, elapsed time.Duration, st carousel.Status, republished map[string]int, failed int) {
 	total, parts := 0, make([]string, 0, len(st.Cycles))
 	for _, c := range st.Cycles {
 		n := republished[c.ID]
@@ -119,6 +126,9 @@ func printProgress(out io.Writer, elapsed time.Duration, st carousel.Status, rep
 		parts = append(parts, fmt.Sprintf("%s %d", c.ID, n))
 	}
 	line := fmt.Sprintf("after %v: %s republished so far (%s)", forPeople(elapsed), items(total), strings.Join(parts, ", "))
+	if failed > 0 {
+		line += fmt.Sprintf("; %d failed to republish", failed)
+	}
 	if !st.Active {
 		line += "; passive: another instance holds the lease"
 	}

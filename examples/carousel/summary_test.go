@@ -31,8 +31,8 @@ func oneCycle(m carousel.CycleMetadata) carousel.Status {
 		Config: carousel.CycleConfig{Type: carousel.ThrottledWholeCollection}, Metadata: m}}}
 }
 
-// The summary's durations are rounded for people, a healthy cycle reads "healthy" (not
-// the "stopped" every cycle is in once the run is over), and the verdict comes last.
+// The summary's durations are rounded for people, a cycle whose source works reads "ok"
+// (not the "stopped" every cycle is in once the run is over), and the verdict comes last.
 func TestSummaryOfAHealthyRun(t *testing.T) {
 	out, err := summaryOf(outcome{
 		status: oneCycle(carousel.CycleMetadata{Iteration: 2, Completed: 3, Total: 56,
@@ -40,14 +40,14 @@ func TestSummaryOfAHealthyRun(t *testing.T) {
 		republished: map[string]int{"articles-whole": 3}, local: true,
 		got: receipt{total: 3, distinct: 3, byOrigin: map[string]int{"demo-cms": 3}}})
 	require.NoError(t, err)
-	assert.Regexp(t, `articles-whole\s+ThrottledWholeCollection\s+2\s+3/56\s+0\s+1m4s\s+healthy\n`, out)
+	assert.Regexp(t, `articles-whole\s+ThrottledWholeCollection\s+2\s+3/56\s+0\s+1m4s\s+ok\n`, out)
 	assert.NotContains(t, out, "stopped]")
 	assert.Contains(t, out, "  by origin: demo-cms 3\n")
 	assert.Equal(t, "OK: 3 items republished to the local notifier, which accepted every one", lastLine(out))
 }
 
 // A failed run says FAILED, last, with what failed, and the error says printSummary has
-// told it; an unhealthy cycle is named with its error.
+// told it; a cycle whose source fails is named with its error.
 func TestSummaryOfAFailedRun(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -57,6 +57,7 @@ func TestSummaryOfAFailedRun(t *testing.T) {
 		{"refused", outcome{republished: map[string]int{"articles-whole": 2}, local: true, got: receipt{total: 2, bad: 1}},
 			"FAILED: the notifier refused 1 request"},
 		{"nothing", outcome{local: true}, "FAILED: nothing was republished"},
+		{"all failed", outcome{failed: 9}, "FAILED: nothing was republished; 9 items failed to republish (the warnings say why)"},
 		{"run error", outcome{republished: map[string]int{"articles-whole": 2}, err: errors.New("the store broke")},
 			"FAILED: the store broke"},
 	} {
@@ -66,17 +67,22 @@ func TestSummaryOfAFailedRun(t *testing.T) {
 		assert.Equal(t, c.want, lastLine(out), c.name)
 		assert.True(t, errors.As(err, new(reported)), "%s: %v", c.name, err)
 		assert.Contains(t, out, "  articles-whole: the notifier did not answer\n", c.name)
-		assert.Regexp(t, `\s1\s+0s\s+unhealthy\n`, out, c.name)
+		assert.Regexp(t, `\s1\s+0s\s+failing\n`, out, c.name)
 	}
 }
 
-// With an external notifier the verdict names where the items went.
+// With an external notifier the verdict names where the items went, and says how many
+// failed.
 func TestSummaryWithAnExternalNotifier(t *testing.T) {
 	out, err := summaryOf(outcome{status: oneCycle(carousel.CycleMetadata{}), republished: map[string]int{"articles-whole": 1},
 		notifierURL: "http://example.test/notify"})
 	require.NoError(t, err)
 	assert.NotContains(t, out, "local notifier")
 	assert.Equal(t, "OK: 1 item republished to http://example.test/notify", lastLine(out))
+	out, err = summaryOf(outcome{status: oneCycle(carousel.CycleMetadata{}), republished: map[string]int{"articles-whole": 4},
+		failed: 2, notifierURL: "http://example.test/notify"})
+	require.NoError(t, err)
+	assert.Equal(t, "OK: 4 items republished to http://example.test/notify; 2 failed to republish (the warnings say why)", lastLine(out))
 }
 
 // No line of a summary is printed twice.
@@ -90,4 +96,16 @@ func TestSummaryHasNoDuplicateLine(t *testing.T) {
 			seen[line] = true
 		}
 	}
+}
+
+// A progress line counts what was republished, by cycle, and what failed.
+func TestProgressLine(t *testing.T) {
+	var out bytes.Buffer
+	printProgress(&out, 2000312*time.Microsecond, oneCycle(carousel.CycleMetadata{}), map[string]int{"articles-whole": 40}, 0)
+	assert.Equal(t, "after 2s: 40 items republished so far (articles-whole 40)\n", out.String())
+	out.Reset()
+	st := oneCycle(carousel.CycleMetadata{})
+	st.Active = false
+	printProgress(&out, 4*time.Second, st, nil, 3)
+	assert.Equal(t, "after 4s: 0 items republished so far (articles-whole 0); 3 failed to republish; passive: another instance holds the lease\n", out.String())
 }
