@@ -63,16 +63,44 @@ func assertNoLineTwice(t *testing.T, text string) {
 // and the error returned says it was told.
 func TestVerdict(t *testing.T) {
 	var out bytes.Buffer
-	err := verdict(&out, []error{errors.New("2 notifications still pending")})
+	const ok = "OK: every client knows the latest state of every sensor it is linked to"
+	err := verdict(&out, ok, []error{errors.New("2 notifications still pending")})
 	assert.Equal(t, "FAILED: 2 notifications still pending\n", out.String())
 	assert.True(t, errors.As(err, new(reported)))
 	out.Reset()
-	err = verdict(&out, []error{errors.New("one"), errors.New("two")})
+	err = verdict(&out, ok, []error{errors.New("one"), errors.New("two")})
 	assert.Equal(t, "problem: one\nproblem: two\nFAILED: 2 problems, listed above\n", out.String())
 	assert.ErrorContains(t, err, "two")
 	out.Reset()
-	assert.NoError(t, verdict(&out, nil))
-	assert.Equal(t, "OK: every client knows the latest state of every sensor it is linked to\n", out.String())
+	assert.NoError(t, verdict(&out, ok, nil))
+	assert.Equal(t, ok+"\n", out.String())
+}
+
+// Without -simulate there is nothing to check: the run says what the service did and,
+// last, that it stopped cleanly. The run ends when the output says the API is served.
+func TestServiceAloneEndsWithAVerdict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang
+	defer cancel()
+	out := &cancelOnOutput{what: "operator API: http://", cancel: cancel}
+	require.NoError(t, run(ctx, options{addr: "127.0.0.1:0", retry: "exp", retryUnit: time.Second}, out, io.Discard))
+	text := out.String()
+	assert.Contains(t, text, "\nStored 0 readings and refused 0 bad messages; delivered 0 notifications; 0 still pending.\n")
+	assert.True(t, strings.HasSuffix(text, "\nOK: the service stopped cleanly\n"), text)
+}
+
+// cancelOnOutput is a run's output that cancels its context once it has printed what.
+type cancelOnOutput struct {
+	syncBuffer
+	what   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnOutput) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.String(), c.what) {
+		c.cancel()
+	}
+	return n, err
 }
 
 // count returns the number the pattern's group finds in out.
