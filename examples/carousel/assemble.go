@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -34,6 +35,8 @@ type demo struct {
 	storage     string
 	editor      store
 	editEvery   time.Duration
+	published   *countingPublisher
+	progress    time.Duration // how often to print a progress line; 0: never
 	log         *slog.Logger
 	closers     []func()
 }
@@ -41,7 +44,7 @@ type demo struct {
 // assemble builds the demo from o: collections, store and toggle (memory or PostgreSQL),
 // publisher, scheduler with its cycles, and the listeners. Nothing runs yet.
 func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err error) {
-	d := &demo{log: log, editEvery: o.editEvery}
+	d := &demo{log: log, editEvery: o.editEvery, progress: o.progress}
 	defer func() {
 		if err != nil {
 			d.close()
@@ -106,15 +109,13 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 		d.notifySrv = &http.Server{Handler: d.notify, ReadHeaderTimeout: 5 * time.Second}
 		d.notifierURL = "http://" + d.notifyLn.Addr().String() + "/notify"
 	}
-	var pub carousel.Publisher
-	if pub, err = carouselhttp.NewPublisher(carouselhttp.PublisherConfig{URL: d.notifierURL}); err != nil {
+	pub, err := carouselhttp.NewPublisher(carouselhttp.PublisherConfig{URL: d.notifierURL})
+	if err != nil {
 		return nil, err
 	}
-	if o.until != nil {
-		pub = &countingPublisher{next: pub, until: o.until, byCycle: map[string]int{}}
-	}
+	d.published = &countingPublisher{next: pub, until: o.until, byCycle: map[string]int{}}
 
-	if d.scheduler, err = carousel.NewScheduler(source, pub, cfg); err != nil {
+	if d.scheduler, err = carousel.NewScheduler(source, d.published, cfg); err != nil {
 		return nil, err
 	}
 	for _, c := range cycles {
@@ -142,9 +143,10 @@ func loadCycles(path string) ([]carousel.CycleConfig, error) {
 	return cs, nil
 }
 
-// run serves and runs the scheduler, the editor and the notifier until ctx ends; the
-// scheduler shuts its cycles down, saving their progress, before the servers close.
-func (d *demo) run(ctx context.Context) error {
+// run serves and runs the scheduler, the editor and the notifier until ctx ends, and
+// prints a progress line to out every d.progress; the scheduler shuts its cycles down,
+// saving their progress, before the servers close.
+func (d *demo) run(ctx context.Context, out io.Writer) error {
 	g, gctx := errgroup.WithContext(ctx)
 	serve := func(srv *http.Server, ln net.Listener) {
 		g.Go(func() error {
@@ -163,6 +165,12 @@ func (d *demo) run(ctx context.Context) error {
 			func(err error) { d.log.Warn("editing an item", "err", err) })
 		return nil
 	})
+	if d.progress > 0 {
+		g.Go(func() error {
+			d.showProgress(gctx, out)
+			return nil
+		})
+	}
 	g.Go(func() error {
 		err := d.scheduler.Run(gctx)
 		// The cycles are down: close the servers, gently.
@@ -175,6 +183,22 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	})
 	return g.Wait()
+}
+
+// showProgress prints a line every d.progress, until ctx ends, saying how many items
+// the cycles have republished since the start, so that a run without -v shows it works.
+func (d *demo) showProgress(ctx context.Context, out io.Writer) {
+	start := time.Now()
+	t := time.NewTicker(d.progress)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			printProgress(out, time.Since(start), d.scheduler.Status(), d.published.counts(), d.published.failures())
+		}
+	}
 }
 
 func (d *demo) received() receipt {

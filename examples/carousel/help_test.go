@@ -2,18 +2,23 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
-// -h and -help print the usage and exit 0, as a user asking for help expects; a flag the
-// command does not know exits 1 and names it.
+// -h and -help print the usage and exit 0, as a user asking for help expects: first a
+// paragraph that says what the program does, then how to call it and the flags; a flag
+// the command does not know exits 1 and names it.
 func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 0, command([]string{arg}, &out, &errOut), arg)
-		assert.Contains(t, out.String(), "Usage of carousel:", arg)
+		assert.True(t, strings.HasPrefix(out.String(), "Carousel republishes two demo collections"), "%s starts with what the program does:\n%s", arg, out.String())
+		what, _, found := strings.Cut(out.String(), "\n\n")
+		assert.True(t, found && strings.HasSuffix(what, "."), "%s: the first paragraph is sentences:\n%s", arg, what)
+		assert.Contains(t, out.String(), "\n\nUsage: carousel [flags]\n", arg)
 		assert.Contains(t, out.String(), "-addr", arg)
 		assert.Empty(t, errOut.String(), arg)
 	}
@@ -21,4 +26,19 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	assert.Equal(t, 1, command([]string{"-nope"}, &out, &errOut))
 	assert.Contains(t, out.String(), "flag provided but not defined: -nope")
 	assert.Contains(t, errOut.String(), "carousel: flag provided but not defined: -nope")
+}
+
+// A flag value the program cannot use is refused by name, not met with a panic later.
+func TestBadFlagValuesAreNamed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-edit", "0s"}, "-edit 0s must be positive"},
+		{[]string{"-progress", "-1s"}, "-progress -1s must not be negative"},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, 1, command(c.args, &out, &errOut), "%v", c.args)
+		assert.Contains(t, errOut.String(), "carousel: "+c.want, "%v", c.args)
+	}
 }

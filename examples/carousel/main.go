@@ -14,9 +14,10 @@
 //	go run ./examples/carousel -pg "$FEEDKIT_PG_URL"  # a second one started alike stays passive
 //
 // While it runs, an editor modifies a random item every -edit, so the windowed cycles
-// have new items to republish. At the end it prints every cycle's progress and what the
-// notifier received, and exits 1 when nothing was republished or the notifier refused
-// something.
+// have new items to republish, and a line every -progress says how many items each
+// cycle has republished so far. At the end it prints where every cycle stopped and what
+// the notifier received, then a verdict, "OK: ..." or "FAILED: ...", and exits 1 when
+// an active instance republished nothing or the notifier refused something.
 package main
 
 import (
@@ -46,6 +47,7 @@ type options struct {
 	metadata  string        // the metadata file without -pg; "" is one in a temporary directory
 	duration  time.Duration // how long to run; 0 is until interrupted
 	editEvery time.Duration // how often the editor modifies an item
+	progress  time.Duration // how often to print a progress line; 0: never
 	failover  bool          // with -pg: take over by itself when the active instance goes
 	verbose   bool
 	// until, when not nil, ends the run once it returns true. It is called after each
@@ -72,17 +74,34 @@ func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "carousel:", err)
+		if !errors.As(err, new(reported)) { // a verdict says it already
+			fmt.Fprintln(stderr, "carousel:", err)
+		}
 		return 1
 	}
 	return 0
 }
+
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Carousel republishes two demo collections (articles and videos) to an HTTP notifier
+in three cycles, printing its progress as it goes, and serves the operator API and a
+status page while it runs; at the end it prints what each cycle did and what the
+notifier received.
+
+Usage: carousel [flags]
+
+Flags:
+`
 
 // parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("carousel", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
 	fs.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")
@@ -90,14 +109,25 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.metadata, "metadata", "", "progress `file` without -pg (default: a new one in a temporary directory)")
 	fs.DurationVar(&o.duration, "for", 0, "run this long, then print a summary (default: until interrupted)")
 	fs.DurationVar(&o.editEvery, "edit", time.Second, "modify a random item this often")
+	fs.DurationVar(&o.progress, "progress", 2*time.Second, "print a line saying what has been republished this often (0: never)")
 	fs.BoolVar(&o.failover, "failover", false, "with -pg: become active by itself when the active instance goes")
-	fs.BoolVar(&o.verbose, "v", false, "log every cycle event")
-	return o, fs.Parse(args)
+	fs.BoolVar(&o.verbose, "v", false, "also log the scheduler's and cycles' routine events (activation, progress restored, a source reachable again); warnings are logged without it")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case o.editEvery <= 0:
+		return o, fmt.Errorf("-edit %v must be positive", o.editEvery)
+	case o.progress < 0:
+		return o, fmt.Errorf("-progress %v must not be negative", o.progress)
+	}
+	return o, nil
 }
 
 // run runs the carousel until ctx ends, o.duration has passed or o.until is satisfied,
-// then prints the summary to out. It returns an error when something failed to start, nothing was republished,
-// or the notifier refused a request.
+// then prints the summary to out, ending with a verdict: "OK: ..." or "FAILED: ...". It
+// returns an error when something failed to start, nothing was republished by an
+// active instance, or the notifier refused a request.
 func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	level := slog.LevelWarn
 	if o.verbose {
@@ -138,16 +168,7 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	fmt.Fprintf(out, "operator API and status page: http://%s/\n", d.apiAddr)
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
-	err = d.run(ctx)
-	got := d.received()
-	printSummary(out, d.scheduler.Status(), got, d.local)
-	switch {
-	case err != nil:
-		return err
-	case d.local && got.total == 0 && d.scheduler.Status().Active:
-		return errors.New("nothing was republished")
-	case got.bad > 0:
-		return fmt.Errorf("the notifier refused %d requests", got.bad)
-	}
-	return nil
+	err = d.run(ctx, out)
+	return printSummary(out, outcome{status: d.scheduler.Status(), republished: d.published.counts(), failed: d.published.failures(), got: d.received(),
+		local: d.local, leased: o.pgURL != "", notifierURL: d.notifierURL, err: err})
 }

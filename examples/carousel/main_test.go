@@ -22,7 +22,7 @@ import (
 // published returns how many publications the summary says the notifier received.
 func published(t *testing.T, out string) int {
 	t.Helper()
-	m := regexp.MustCompile(`notifier: (\d+) publications of (\d+) distinct items, 0 refused`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`The local notifier received (\d+) items? \((\d+) distinct\) and refused 0 requests\.`).FindStringSubmatch(out)
 	require.NotNil(t, m, "no notifier line in:\n%s", out)
 	n, _ := strconv.Atoi(m[1])
 	return n
@@ -58,17 +58,90 @@ func TestRunInMemory(t *testing.T) {
 	defer cancel()
 	require.NoError(t, run(ctx, o, &out, &logs), "logs:\n%s", logs.String())
 	require.True(t, met.Load(), "the run ended before every cycle republished:\n%s", out.String())
-	assert.Contains(t, out.String(), "scheduler: started=false active=true")
+	assert.Contains(t, out.String(), "\nThe run is over: the cycles stopped and saved their progress.\n")
 	for _, c := range []string{"articles-whole", "articles-last-hour", "videos-scaling"} {
-		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s`, out.String(), "every cycle republished without errors")
+		assert.Regexp(t, c+`\s+\w+\s+[1-9]\d*\s+[1-9]\d*/\d+\s+0\s+\S+\s+ok\n`, out.String(), "every cycle republished without errors")
 	}
 	assert.GreaterOrEqual(t, published(t, out.String()), 10, "the notifier received what the cycles republished")
-	assert.Contains(t, out.String(), "  0 received again in the same iteration", "one run republishes no item twice in an iteration")
+	assert.Contains(t, out.String(), "  0 items received again in the same iteration", "one run republishes no item twice in an iteration")
+	assert.Regexp(t, `\nOK: [1-9]\d* items republished to the local notifier, which accepted every one\n$`, out.String(), "the last line is the verdict")
+	assert.NotRegexp(t, `false|error|FAILED|\[stopped\]`, out.String(), "nothing in a healthy run reads like a failure")
 
 	// A second run resumes where the first stopped.
 	b, err := os.ReadFile(o.metadata)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"articles-whole"`)
+}
+
+// cancelOn is a run's output that cancels the run's context once a line matches: the
+// run ends when it has printed what the test waits for.
+type cancelOn struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	match  *regexp.Regexp
+	cancel context.CancelFunc
+	seen   bool
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.b.Write(p)
+	if !c.seen && c.match.Match(c.b.Bytes()) {
+		c.seen = true
+		c.cancel()
+	}
+	return n, err
+}
+
+// matched reports whether a line matched.
+func (c *cancelOn) matched() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+// Without -v a run still says what it is doing: a progress line every -progress with
+// what each cycle has republished. The run ends once such a line counts something.
+func TestRunShowsProgressWithoutVerbose(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), guard)
+	defer cancel()
+	out := &cancelOn{cancel: cancel,
+		match: regexp.MustCompile(`(?m)^after \S+: [1-9]\d* items? republished so far \(articles-last-hour \d+, articles-whole \d+, videos-scaling \d+\)$`)}
+	var logs bytes.Buffer
+	o := options{addr: "127.0.0.1:0", editEvery: 50 * time.Millisecond, progress: 20 * time.Millisecond,
+		metadata: filepath.Join(t.TempDir(), "metadata.json")}
+	require.NoError(t, run(ctx, o, out, &logs), "logs:\n%s", logs.String())
+	require.True(t, out.matched(), "no progress line counted a republished item:\n%s", out.String())
+	assert.Empty(t, logs.String(), "nothing logged without -v in a healthy run")
+	for _, line := range strings.Split(out.String(), "\n") {
+		if elapsed, ok := strings.CutPrefix(line, "after "); ok {
+			elapsed, _, _ = strings.Cut(elapsed, ":")
+			d, err := time.ParseDuration(elapsed)
+			require.NoError(t, err, line)
+			assert.Equal(t, d.Round(time.Millisecond), d, "the elapsed time is rounded for people: %s", line)
+		}
+	}
+}
+
+// A duration is printed as a person reads it, not to the nanosecond.
+func TestForPeople(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		1234567891 * time.Nanosecond:  "1.2s",
+		47368421052 * time.Nanosecond: "47.4s",
+		64285714285 * time.Nanosecond: "1m4s",
+		50 * time.Millisecond:         "50ms",
+		2000312 * time.Microsecond:    "2s",
+		1500 * time.Microsecond:       "2ms",
+	} {
+		assert.Equal(t, want, forPeople(d).String(), "%v", d)
+	}
 }
 
 func TestRunRefusesABadConfigFile(t *testing.T) {
@@ -144,9 +217,12 @@ func TestRunTwoInstancesOnPostgreSQL(t *testing.T) {
 		require.NoError(t, errs[i], "instance %d:\n%s", i, outs[i].String())
 		if published(t, outs[i].String()) > 0 {
 			active++
-			assert.Contains(t, outs[i].String(), "active=true")
+			assert.Regexp(t, `this instance held the lease \(generation [1-9]\d*\)`, outs[i].String())
+			assert.Regexp(t, `\nOK: [1-9]\d* items? republished to the local notifier, which accepted every one\n$`, outs[i].String())
 		} else {
-			assert.Contains(t, outs[i].String(), "active=false")
+			assert.Contains(t, outs[i].String(), "this instance was passive at the end (another instance holds the lease)")
+			assert.True(t, strings.HasSuffix(outs[i].String(), "\nOK: this instance stayed passive while another held the lease, so it republished nothing\n"),
+				"a passive instance is healthy, and says so last:\n%s", outs[i].String())
 		}
 	}
 	assert.Equal(t, 1, active, "exactly one instance republished:\n%s\n%s", outs[0].String(), outs[1].String())

@@ -75,17 +75,35 @@ func command(args []string, stdout, stderr io.Writer) int {
 	// summary); a second one ends the process at once.
 	context.AfterFunc(ctx, stop)
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "locksensors:", err)
+		if !errors.As(err, new(reported)) { // a verdict says it already
+			fmt.Fprintln(stderr, "locksensors:", err)
+		}
 		return 1
 	}
 	return 0
 }
+
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Locksensors runs the lock-sensor notification service: it stores the readings that
+door-lock sensors send through a queue and POSTs to the clients linked to a sensor when
+its lock changes state, when it falls silent ("lost") and when it is heard again
+("restored"). By default it also plays the sensors and two clients, and at the end
+checks that every client knows the latest state of every sensor it is linked to.
+
+Usage: locksensors [flags]
+
+Flags:
+`
 
 // parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("locksensors", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
 	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")
@@ -93,7 +111,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.consumers, "consumers", 0, "queue consumers (default 4 on RabbitMQ, 2 in process)")
 	fs.IntVar(&o.prefetch, "prefetch", 0, "RabbitMQ prefetch per consumer (default 500)")
 	fs.IntVar(&o.batch, "batch", 0, "most readings stored in one write (default 250)")
-	fs.DurationVar(&o.silence, "silence", time.Hour, "a sensor silent this long is lost (with -simulate and not set: 3s)")
+	fs.DurationVar(&o.silence, "silence", 0, "report a sensor lost once it has sent nothing for this long (default: 3s while simulating, so that you see a loss; 1h with -simulate=false)")
 	fs.StringVar(&o.retry, "retry", "exp", "retry schedule: exp (capped exponential with jitter) or log (the logarithmic one)")
 	fs.DurationVar(&o.retryUnit, "retry-unit", time.Second, "the retry schedule's first delay")
 	fs.IntVar(&o.attempts, "attempts", 10, "attempts per notification before it is dead")
@@ -107,8 +125,14 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	silenceSet := false
 	fs.Visit(func(f *flag.Flag) { silenceSet = silenceSet || f.Name == "silence" })
-	if o.simulate && !silenceSet {
+	switch {
+	case o.silence < 0:
+		return o, fmt.Errorf("-silence %v must not be negative", o.silence)
+	case silenceSet:
+	case o.simulate:
 		o.silence = 3 * time.Second // so that the simulated silence is found while you watch
+	default:
+		o.silence = time.Hour
 	}
 	return o, nil
 }
@@ -164,13 +188,46 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	case err := <-done:
 		return fmt.Errorf("the service stopped: %w", err)
 	}
-	var verdict error
+	var problems []error
 	if sim != nil {
-		verdict = sim.finish(runCtx, out)
+		problems = sim.finish(runCtx, out)
 	}
 	cancel()
-	return errors.Join(<-done, verdict)
+	if err := <-done; err != nil {
+		problems = append(problems, fmt.Errorf("the service stopped: %w", err))
+	}
+	ok := "OK: every client knows the latest state of every sensor it is linked to"
+	if sim == nil { // nothing to check: say what it did, and that it stopped cleanly
+		st := svc.stats()
+		fmt.Fprintf(out, "Stored %d readings and refused %d bad messages; delivered %d notifications; %s still pending.\n",
+			st.Ingest.Readings, st.Ingest.Rejected, st.Notify.Delivered, pendingCount(st.Pending))
+		ok = "OK: the service stopped cleanly"
+	}
+	return verdict(out, ok, problems)
 }
+
+// verdict prints the run's last line: ok, or each problem and then "FAILED: ...". It
+// returns the problems, as told already.
+func verdict(out io.Writer, ok string, problems []error) error {
+	switch len(problems) {
+	case 0:
+		fmt.Fprintln(out, ok)
+		return nil
+	case 1:
+		fmt.Fprintf(out, "FAILED: %v\n", problems[0])
+	default:
+		for _, p := range problems {
+			fmt.Fprintf(out, "problem: %v\n", p)
+		}
+		fmt.Fprintf(out, "FAILED: %d problems, listed above\n", len(problems))
+	}
+	return reported{errors.Join(problems...)}
+}
+
+// reported is a run's failure that its verdict has printed already.
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
 
 // label names what a URL flag chose, without printing the URL's credentials.
 func label(url, set, unset string) string {

@@ -47,10 +47,10 @@ var demoIDs = []locks.SensorID{"xa7v9Dfadr7H", "0xA", "TestSensor", "0123456789a
 func startSimulation(ctx context.Context, svc *service, o options, out io.Writer) (*simulation, error) {
 	sim := &simulation{svc: svc, lastState: map[locks.SensorID]int{}}
 	var err error
-	if sim.security, err = startWebhook(0); err != nil {
+	if sim.security, err = startWebhook("Security desk", 0); err != nil {
 		return nil, err
 	}
-	if sim.facility, err = startWebhook(3); err != nil {
+	if sim.facility, err = startWebhook("Facility app", 3); err != nil {
 		sim.security.close()
 		return nil, err
 	}
@@ -70,8 +70,16 @@ func startSimulation(ctx context.Context, svc *service, o options, out io.Writer
 		sim.closeHooks()
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
-	fmt.Fprintf(out, "simulating %d sensors, a reading each every %v; %s falls silent after 1s until it is found lost (%v); clients at %s and %s (the second fails its first 3 requests)\n",
-		len(sim.sensors), o.every, sim.silent, o.silence, sim.security.url, sim.facility.url)
+	fmt.Fprintf(out, "Simulating %d sensors, each sending a reading every %v, and %d bad messages that the service must refuse (it logs each as a warning).\n",
+		len(sim.sensors), o.every, len(badMessages))
+	fmt.Fprintf(out, "%s falls silent after 1s, until the service reports it lost (after %v without a reading).\n", sim.silent, o.silence)
+	for _, h := range []*webhook{sim.security, sim.facility} {
+		fmt.Fprintf(out, "Client %d, %s, at %s, linked to %s", h.client, h.name, h.url, sensors(len(sim.linked(h)), len(sim.sensors)))
+		if h.failFirst > 0 {
+			fmt.Fprintf(out, "; it answers its first %d requests with 503, so that you see retries", h.failFirst)
+		}
+		fmt.Fprintln(out, ".")
+	}
 
 	ctx, sim.stop = context.WithCancel(ctx)
 	sim.wg.Go(func() { sim.play(ctx, o) })
@@ -94,12 +102,8 @@ func (sim *simulation) register(ctx context.Context) error {
 		return err
 	}
 	for _, h := range []*webhook{sim.security, sim.facility} {
-		name := "Security desk"
-		if h == sim.facility {
-			name = "Facility app"
-		}
-		c := locks.Client{Name: name, URL: h.url}
-		if i := slices.IndexFunc(existing, func(e locks.Client) bool { return e.Name == name }); i >= 0 {
+		c := locks.Client{Name: h.name, URL: h.url}
+		if i := slices.IndexFunc(existing, func(e locks.Client) bool { return e.Name == h.name }); i >= 0 {
 			c.ID = existing[i].ID
 			err = st.UpdateClient(ctx, c)
 		} else {
@@ -109,15 +113,40 @@ func (sim *simulation) register(ctx context.Context) error {
 			return err
 		}
 		h.client = c.ID
-		for i, id := range sim.sensors {
-			if h == sim.security || i%2 == 1 {
-				if err := st.Link(ctx, id, c.ID); err != nil {
-					return err
-				}
+		for _, id := range sim.linked(h) {
+			if err := st.Link(ctx, id, c.ID); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// linked returns the sensors linked to client h: every sensor for the security desk,
+// every other one (the second, the fourth...) for the facility app.
+func (sim *simulation) linked(h *webhook) []locks.SensorID {
+	if h == sim.security {
+		return sim.sensors
+	}
+	var ids []locks.SensorID
+	for i, id := range sim.sensors {
+		if i%2 == 1 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// badMessages are the messages the simulation sends that the service must refuse.
+var badMessages = []string{`{"sensor_id": "xa7v9Dfadr7H", "data": 1`, `{"sensor_id": "NoSuchSensor", "data": 1, "ts": 1764000000}`,
+	`{"sensor_id": "0xA", "data": 7, "ts": 1764000000}`}
+
+// sensors says how many of all the sensors a client is linked to.
+func sensors(n, all int) string {
+	if n == all {
+		return fmt.Sprintf("all %d sensors", all)
+	}
+	return fmt.Sprintf("%d of the %d sensors", n, all)
 }
 
 // play sends the readings until ctx ends: every sensor every o.every, a quarter of them
@@ -125,8 +154,7 @@ func (sim *simulation) register(ctx context.Context) error {
 // recorded it lost; and three bad messages at the start. The silence ends on the loss,
 // not after a time: however slow the machine, the loss and the restoration both happen.
 func (sim *simulation) play(ctx context.Context, o options) {
-	for _, bad := range []string{`{"sensor_id": "xa7v9Dfadr7H", "data": 1`, `{"sensor_id": "NoSuchSensor", "data": 1, "ts": 1764000000}`,
-		`{"sensor_id": "0xA", "data": 7, "ts": 1764000000}`} {
+	for _, bad := range badMessages {
 		if sim.publish(ctx, []byte(bad)) {
 			sim.mu.Lock()
 			sim.bad++
@@ -201,8 +229,8 @@ func (sim *simulation) publish(ctx context.Context, body []byte) bool {
 
 // finish stops the sensors, waits (up to 30s: only a service that is stuck takes that
 // long) for the service to store every reading and deliver every notification, prints a
-// summary, and says what went wrong.
-func (sim *simulation) finish(ctx context.Context, out io.Writer) error {
+// summary, and returns what went wrong, one error a problem, for the verdict.
+func (sim *simulation) finish(ctx context.Context, out io.Writer) []error {
 	sim.stop()
 	sim.wg.Wait()
 	defer sim.closeHooks()
@@ -212,35 +240,51 @@ func (sim *simulation) finish(ctx context.Context, out io.Writer) error {
 	st := sim.svc.stats()
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
-	fmt.Fprintf(out, "\nsent:      %d readings (%d of them changes), %d bad messages\n", sim.readings, sim.changes, sim.bad)
-	fmt.Fprintf(out, "ingested:  %d readings in %d batches: %d changed, %d same, %d stale; %d refused; %d restored\n",
-		st.Ingest.Readings, st.Ingest.Batches, st.Ingest.Changed, st.Ingest.Same, st.Ingest.Stale, st.Ingest.Rejected, st.Ingest.Restored)
-	fmt.Fprintf(out, "notified:  %d attempts: %d delivered, %d failed (retried), %d dead, %d cancelled; %d pending\n",
-		st.Notify.Attempts, st.Notify.Delivered, st.Notify.Failed, st.Notify.Dead, st.Notify.Cancelled, pending)
-	fmt.Fprintf(out, "liveness:  %d sensors watched, %d lost\n", st.Liveness.Tracked, st.Liveness.Lost)
+	fmt.Fprintf(out, "\nSent: %d readings (%d of them a new state for their sensor) and %d bad messages.\n", sim.readings, sim.changes, sim.bad)
+	fmt.Fprintf(out, "Stored: %d readings in %d writes; %d changed their sensor's state, %d repeated it, %d were older than one already stored; %d bad messages refused.\n",
+		st.Ingest.Readings, st.Ingest.Batches, st.Ingest.Changed, st.Ingest.Same, st.Ingest.Stale, st.Ingest.Rejected)
+	fmt.Fprintf(out, "Notifications: %d delivered in %d attempts; %d attempts failed and were retried; %d given up after the last attempt; %d cancelled (client unlinked); %s still pending.\n",
+		st.Notify.Delivered, st.Notify.Attempts, st.Notify.Failed, st.Notify.Dead, st.Notify.Cancelled, pendingCount(pending))
+	fmt.Fprintf(out, "Sensors: %d watched; %d reported lost; %d heard again after being lost.\n", st.Liveness.Tracked, st.Liveness.Lost, st.Ingest.Restored)
 	var problems []error
 	for _, h := range []*webhook{sim.security, sim.facility} {
 		got := h.snapshot()
-		fmt.Fprintf(out, "client %d (%s): %d changed, %d lost, %d restored received; %d arrived after a newer one of their sensor and were dropped; %d requests refused on purpose\n",
-			h.client, h.url, got.events[locks.EventChanged], got.events[locks.EventLost], got.events[locks.EventRestored], got.late, got.refused)
+		late := fmt.Sprintf("%d of them came after newer news of their sensor and were dropped", got.late)
+		if got.late == 1 {
+			late = "1 of them came after newer news of its sensor and was dropped"
+		}
+		fmt.Fprintf(out, "Client %d, %s, received %d \"changed\", %d \"lost\" and %d \"restored\" notifications; %s",
+			h.client, h.name, got.events[locks.EventChanged], got.events[locks.EventLost], got.events[locks.EventRestored], late)
+		if got.refused > 0 {
+			fmt.Fprintf(out, "; it answered %d requests with 503 on purpose", got.refused)
+		}
+		fmt.Fprintln(out, ".")
 		problems = append(problems, sim.check(ctx, h, got)...)
 	}
+	fmt.Fprintf(out, "The clients' counts differ because the %s is linked to %s and the %s to %s; and a \"changed\" still waiting for delivery "+
+		"(a retry, say) when its sensor changes again is replaced by the newer one, so a client may receive fewer changes than its sensors made.\n",
+		sim.security.name, sensors(len(sim.linked(sim.security)), len(sim.sensors)), sim.facility.name, sensors(len(sim.linked(sim.facility)), len(sim.sensors)))
 	switch {
 	case sim.publishErr != nil:
 		problems = append(problems, fmt.Errorf("publishing readings: %w", sim.publishErr))
 	case st.Ingest.Rejected < uint64(sim.bad):
 		problems = append(problems, fmt.Errorf("%d bad messages sent, %d refused", sim.bad, st.Ingest.Rejected))
 	case st.Notify.Dead > 0:
-		problems = append(problems, fmt.Errorf("%d notifications dead", st.Notify.Dead))
+		problems = append(problems, fmt.Errorf("%d notifications given up", st.Notify.Dead))
 	case pending > 0:
 		problems = append(problems, fmt.Errorf("%d notifications still pending", pending))
 	case pending < 0:
 		problems = append(problems, errors.New("the notifications still pending could not be counted"))
 	}
-	if len(problems) == 0 {
-		fmt.Fprintln(out, "every client knows every linked sensor's latest state")
+	return problems
+}
+
+// pendingCount is pending, or says it could not be counted (-1).
+func pendingCount(pending int) string {
+	if pending < 0 {
+		return "an unknown number"
 	}
-	return errors.Join(problems...)
+	return fmt.Sprint(pending)
 }
 
 // settle waits until the queue is empty and no notification is pending, or timeout
@@ -267,10 +311,7 @@ func (sim *simulation) settle(ctx context.Context, timeout time.Duration) int {
 // and the silent sensor's restoration arrived.
 func (sim *simulation) check(ctx context.Context, h *webhook, got received) []error {
 	var problems []error
-	for i, id := range sim.sensors {
-		if h == sim.facility && i%2 == 0 {
-			continue
-		}
+	for _, id := range sim.linked(h) {
 		cur, err := sim.svc.store.Current(ctx, id)
 		if err != nil {
 			return append(problems, err)
@@ -311,6 +352,7 @@ func (sim *simulation) closeHooks() {
 // with the highest sequence, whatever order they arrived in (the receiver's rule of the
 // locks package documentation).
 type webhook struct {
+	name      string // as registered: "Security desk", "Facility app"
 	url       string
 	client    locks.ClientID
 	srv       *http.Server
@@ -331,12 +373,12 @@ type received struct {
 	late    int                                    // notifications that came after a newer one of their sensor
 }
 
-func startWebhook(failFirst int) (*webhook, error) {
+func startWebhook(name string, failFirst int) (*webhook, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	h := &webhook{url: "http://" + ln.Addr().String() + "/notify", failFirst: failFirst, keys: map[string]bool{},
+	h := &webhook{name: name, url: "http://" + ln.Addr().String() + "/notify", failFirst: failFirst, keys: map[string]bool{},
 		got: received{events: map[locks.Event]int{}, of: map[locks.SensorID]map[locks.Event]int{}}}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = h.srv.Serve(ln) }()

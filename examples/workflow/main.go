@@ -16,7 +16,8 @@
 // so that no order fails for good by the luck of the draw), and answers after its
 // timeout with -late (its task was already handed to another actor; "validate" accepts
 // only the current pass, so the late answer is refused; the others accept the first
-// answer). The program exits 0 when every process finished, 1 otherwise.
+// answer). It ends with what the engine repaired and a verdict, "OK: ..." or
+// "FAILED: ...": it exits 0 when every process finished, 1 otherwise.
 package main
 
 import (
@@ -53,7 +54,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case err != nil:
-		fmt.Fprintln(stderr, "workflow:", err)
+		if !errors.As(err, new(reported)) { // a verdict says it already
+			fmt.Fprintln(stderr, "workflow:", err)
+		}
 		return 1
 	}
 	return 0
@@ -70,18 +73,33 @@ type options struct {
 	seed        uint64
 }
 
+// usage is what -h prints before the flags: what the program does, then how to call it.
+const usage = `Workflow runs orders (validate, then charge and ship) through the workflow engine with
+actors that sometimes hang, fail or answer late, shows the engine's recovery putting
+every order through anyway, and exits 0 once every order has finished.
+
+Usage: workflow [flags]
+
+Flags:
+`
+
+// parseFlags reads the command line; -h, and a bad flag, print the usage to out.
 func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("workflow", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.IntVar(&o.processes, "processes", 200, "order processes to run")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&o.processes, "processes", 200, "how many orders to run (one order process each)")
 	fs.IntVar(&o.actors, "actors", 4, "actors per actor type")
 	fs.DurationVar(&o.workTimeout, "work-timeout", 300*time.Millisecond, "how long an actor has for a task")
 	fs.Float64Var(&o.hang, "hang", 0.05, "probability that an actor never answers")
 	fs.Float64Var(&o.crash, "crash", 0.05, "probability that an actor's work fails")
 	fs.Float64Var(&o.late, "late", 0.05, "probability that an actor answers after its work timeout")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
-	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL URL for the store; empty: in memory")
+	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` for the store (default: in memory)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the actors' misbehaviour")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -131,7 +149,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	start := time.Now()
-	fmt.Fprintf(out, "workflow: %d orders on %s, %d actors per type, work timeout %v, hang %.0f%%, crash %.0f%%, late %.0f%%\n",
+	fmt.Fprintf(out, "Running %d orders on %s with %d actors per actor type (validate, charge, ship). An actor has %v for a task; "+
+		"it never answers %.0f%% of the time, fails %.0f%% and answers late %.0f%%.\n",
 		o.processes, where, o.actors, o.workTimeout, 100*o.hang, 100*o.crash, 100*o.late)
 
 	for i := range o.processes {
@@ -173,7 +192,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		c := engine.Counters()
-		fmt.Fprintf(out, "  %5.2fs  finished %4d/%d  work timeouts %3d (validate %d, charge %d, ship %d)  late refused %d accepted %d  failed attempts %d\n",
+		fmt.Fprintf(out, "  %5.2fs: %4d/%d orders finished; %3d work timeouts (validate %d, charge %d, ship %d); late answers %d refused, %d accepted; %d failures\n",
 			time.Since(start).Seconds(), finished, o.processes, c.WorkTimeouts, c.WorkTimeoutsByActor["validate"],
 			c.WorkTimeoutsByActor["charge"], c.WorkTimeoutsByActor["ship"], st.lateRefused.Load(), st.lateAccepted.Load(), st.crashed.Load())
 		if finished == o.processes {
@@ -196,26 +215,31 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "An operator's mass recovery job, %s, checks every order:\n", job.ID[:8])
+	var shown jobProgress
 	for job.State != workflow.JobDone {
 		if job, err = engine.StepJob(context.Background(), job.ID); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  mass recovery %s: %d/%d checked, %d repaired, %d errors\n", job.ID[:8], job.Done, job.Total, job.Repaired, job.Errors)
+		if now := progressOf(job); now != shown { // the step that ends the job may have checked nothing
+			shown = now
+			fmt.Fprintf(out, "  %d/%d orders checked, %d repaired, %d errors\n", job.Done, job.Total, job.Repaired, job.Errors)
+		}
 	}
 
 	c := engine.Counters()
-	fmt.Fprintln(out, "\nsummary")
-	line := func(label string, v any) { fmt.Fprintf(out, "  %-28s %8v\n", label, v) }
-	line("orders started again", fmt.Sprintf("%d got their process, %d created", existing, o.processes-existing))
-	line("orders finished", fmt.Sprintf("%d/%d", finished, o.processes))
-	line("tasks decided", st.decided.Load())
-	line("actors that hung", st.hung.Load())
-	line("work timeouts repaired", c.WorkTimeouts)
-	line("failed attempts retried", st.crashed.Load())
-	line("late answers refused", st.lateRefused.Load())
-	line("late answers accepted", st.lateAccepted.Load())
-	line("graphs checked / repaired", fmt.Sprintf("%d / %d", c.GraphsChecked, c.GraphsRepaired))
-	line("elapsed", fmt.Sprintf("%.2fs", time.Since(start).Seconds()))
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "Every order was started a second time, as a starter that restarted would: %d of those starts got the order's process, %d created another.\n",
+		existing, o.processes-existing)
+	fmt.Fprintf(out, "%d tasks were decided (validate, charge and ship of each finished order).\n", st.decided.Load())
+	fmt.Fprintf(out, "%d times an actor took a task and never answered; %d times it answered after its work timeout.\n",
+		st.hung.Load(), st.lateRefused.Load()+st.lateAccepted.Load())
+	fmt.Fprintf(out, "The recovery service took %d tasks back after their work timeout and handed them out again.\n", c.WorkTimeouts)
+	fmt.Fprintf(out, "Of the late answers, %d were refused (validate takes only the answer to its latest handing-out, and no task takes a second decision) "+
+		"and %d accepted (charge and ship take the first answer, late or not).\n", st.lateRefused.Load(), st.lateAccepted.Load())
+	fmt.Fprintf(out, "%d times an actor's work failed; the engine retried each.\n", st.crashed.Load())
+	fmt.Fprintf(out, "The recovery service checked idle orders %d times and repaired %d.\n", c.GraphsChecked, c.GraphsRepaired)
+	elapsed := time.Since(start).Round(10 * time.Millisecond)
 	if finished != o.processes {
 		others, _, _ := engine.Search(context.Background(), workflow.Query{Types: []string{"order"},
 			States: []workflow.ProcessState{workflow.ProcessRunning, workflow.ProcessFailed, workflow.ProcessBroken}, Limit: 10})
@@ -230,10 +254,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				fmt.Fprintf(out, "    graph not finished %v finished %v recovery %v\n", g.NotFinished, g.Finished, g.RecoveryTime)
 			}
 		}
-		return fmt.Errorf("%d orders did not finish", o.processes-finished)
 	}
-	return nil
+	return verdict(out, finished, o.processes, elapsed)
 }
+
+// verdict prints the run's last line, "OK: ..." when all the orders finished, "FAILED:
+// ..." otherwise, and returns the failure, as told already.
+func verdict(out io.Writer, finished, orders int, elapsed time.Duration) error {
+	if finished == orders {
+		fmt.Fprintf(out, "OK: all %d orders finished in %v\n", orders, elapsed)
+		return nil
+	}
+	err := fmt.Errorf("%d of %d orders did not finish in %v", orders-finished, orders, elapsed)
+	fmt.Fprintf(out, "FAILED: %v\n", err)
+	return reported{err}
+}
+
+// jobProgress is what the mass recovery job's progress line shows.
+type jobProgress struct{ done, total, repaired, errors int }
+
+func progressOf(j workflow.Job) jobProgress {
+	return jobProgress{j.Done, j.Total, j.Repaired, j.Errors}
+}
+
+// reported is a run's failure that its verdict has printed already.
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
 
 // orderRequest is the start of order i, keyed by the order's id: starting it again
 // gets its process.

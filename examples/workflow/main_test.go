@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,14 +26,36 @@ func TestRunRepairsEveryOrder(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(t.Context(), args, &out), out.String())
 			text := out.String()
-			assert.Regexp(t, `orders started again\s+60 got their process, 0 created\n`, text,
+			assert.Contains(t, text, ": 60 of those starts got the order's process, 0 created another.\n",
 				"a restarted starter's starts, keyed by order id, start nothing twice")
-			assert.Regexp(t, `orders finished\s+60/60\n`, text)
-			assert.Regexp(t, `tasks decided\s+180\n`, text, "each task decided once")
-			assert.Positive(t, number(t, text, `work timeouts repaired\s+(\d+)`), "hung actors' tasks were taken back")
-			assert.Regexp(t, `mass recovery \w+: 60/60 checked, 0 repaired, 0 errors`, text)
+			assert.Contains(t, text, "\n180 tasks were decided", "each task decided once")
+			assert.Positive(t, number(t, text, `The recovery service took (\d+) tasks back after their work timeout`), "hung actors' tasks were taken back")
+			assert.Contains(t, text, "  60/60 orders checked, 0 repaired, 0 errors\n")
+			assert.Regexp(t, `\nOK: all 60 orders finished in \S+\n$`, text, "the verdict is the last line")
+			// Every line of the summary and of the job's progress is printed once (the
+			// progress lines while the orders run differ by their time).
+			seen := map[string]bool{}
+			for _, line := range strings.Split(text, "\n") {
+				if line != "" {
+					assert.False(t, seen[line], "printed twice: %q", line)
+					seen[line] = true
+				}
+			}
 		})
 	}
+}
+
+// The verdict is one line, OK or FAILED with how many orders did not finish; a failure
+// is not told a second time on stderr.
+func TestVerdict(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, verdict(&out, 60, 60, 1230*time.Millisecond))
+	assert.Equal(t, "OK: all 60 orders finished in 1.23s\n", out.String())
+	out.Reset()
+	err := verdict(&out, 57, 60, time.Minute)
+	assert.Equal(t, "FAILED: 3 of 60 orders did not finish in 1m0s\n", out.String())
+	assert.EqualError(t, err, "3 of 60 orders did not finish in 1m0s")
+	assert.True(t, errors.As(err, new(reported)), "command prints it no more")
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {
