@@ -107,10 +107,9 @@ func TestFlushWaitsForACallbackInProgress(t *testing.T) {
 	entered := make(chan string, 1)
 	release := make(chan struct{})
 	var returned atomic.Bool
-	// A Tick of the whole Timeout gives Run one boundary to wake at, the instant the clock
-	// is moved to: with more on the way, Run could read the time at one of them and set
-	// its timer for the next after the clock's time, which the test never reaches.
-	m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Tick: time.Minute, Clock: fake,
+	// A Tick below the Timeout: the clock is moved past many boundaries at once, and Run
+	// may wake at the first and read the time there, before the clock is at its target.
+	m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Tick: time.Second, Clock: fake,
 		OnLost: func(key string, _ time.Time) {
 			entered <- key
 			<-release

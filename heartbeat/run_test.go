@@ -11,7 +11,7 @@ import (
 	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
-func TestUntilNextTick(t *testing.T) {
+func TestNextTick(t *testing.T) {
 	m, _, _ := newTest(t, Config[string]{Timeout: time.Minute})
 	tests := []struct{ now, want time.Duration }{
 		{0, time.Second},
@@ -21,7 +21,7 @@ func TestUntilNextTick(t *testing.T) {
 		{-300 * time.Millisecond, 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, m.untilNextTick(at(tt.now)), "now %v", tt.now)
+		assert.Equal(t, at(tt.now+tt.want), m.timeAt(m.nextTick(at(tt.now))), "now %v", tt.now)
 	}
 }
 
@@ -63,6 +63,58 @@ func TestRunAdvancesAtEveryTickBoundary(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 	assert.Zero(t, fake.Pending(), "Run stopped its timer")
+}
+
+// The clock may pass tick boundaries while Run advances (a slow OnLost, a busy machine,
+// a fake clock moved meanwhile): Run advances again at once, and never sets its timer for
+// a boundary beyond one the clock has passed. (It used to set its timer one boundary
+// after the time it advanced to, counted from the clock's time when it set it: the keys
+// of the boundaries passed in between waited until the clock passed one more.)
+func TestRunCatchesUpWithBoundariesPassedWhileItAdvanced(t *testing.T) {
+	fake := clocktest.NewFake(t0)
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	m, err := New(Config[string]{Timeout: 3 * time.Second, Tick: time.Second, Clock: fake,
+		OnLost: func(key string, _ time.Time) {
+			entered <- key
+			if key == "a" {
+				<-release
+			}
+		}})
+	require.NoError(t, err)
+	m.Beat("a") // due at 3s
+	fake.Advance(2 * time.Second)
+	m.Beat("b") // due at 5s
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	require.NoError(t, fake.BlockUntilContext(ctx, 1)) // Run waits for 3s
+	fake.Advance(time.Second)
+	select { // Run's goroutine is in OnLost("a"), having advanced to 3s
+	case k := <-entered:
+		require.Equal(t, "a", k)
+	case <-ctx.Done():
+		t.Fatal("Run did not call OnLost")
+	}
+	fake.Advance(3 * time.Second) // 6s: the boundaries 4s, 5s and 6s pass meanwhile
+	close(release)
+
+	// Run sets its timer only once it has caught up, so once one is pending "b" is found.
+	require.NoError(t, fake.BlockUntilContext(ctx, 1))
+	select {
+	case k := <-entered:
+		assert.Equal(t, "b", k)
+	default:
+		t.Fatal("Run waits for its next boundary with b's, 5s, passed and not advanced")
+	}
+	next, ok := fake.Next()
+	require.True(t, ok)
+	assert.Equal(t, at(7*time.Second), next, "Run waits for the boundary after the clock's time")
+
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
 }
 
 func TestRunStopsOnCancel(t *testing.T) {
