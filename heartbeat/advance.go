@@ -37,11 +37,7 @@ func (m *Monitor[K]) Advance(now time.Time) int {
 // it; a Monitor needs no Run when its owner calls Advance from a loop of its own.
 //
 // A boundary that the clock passes while Advance runs, or while the timer is being set, is
-// advanced at once: Run never waits for a boundary beyond one the clock has reached. (A
-// clock moved while the timer is being set, to short of the boundary, can still leave the
-// timer late by that move, as a Clock's timers are set by a duration from the clock's time;
-// a test on a fake clock that waits for Run, not Flush, moves the clock only while Run
-// waits: fake.BlockUntil.)
+// advanced at once: Run never waits for a boundary beyond one the clock has reached.
 func (m *Monitor[K]) Run(ctx context.Context) error {
 	clk := m.cfg.clock
 	var t clock.Timer
@@ -70,30 +66,40 @@ func (m *Monitor[K]) Run(ctx context.Context) error {
 
 // arm sets *t (made on first use) to fire at the tick boundary next, in nanoseconds since
 // the epoch, and reports whether to wait for it: false when the clock has reached next
-// already, before the timer was set or while it was, and Run must advance at once. The
-// timer is set by a duration read from the clock just before, not from the time Run
-// advanced to: the clock may have moved since (a slow Advance, a fake clock moved by a
-// test), and a duration counted from the earlier reading would set it past next.
+// already, before the timer was set or while it was, and Run must advance at once.
+//
+// A Clock's timer is set by a duration, which the clock counts from its time when the
+// timer is set; the duration is read from the clock just before. A clock other than the
+// wall clock that moved in between (a fake advanced by another goroutine) would leave the
+// timer late by that move, so the timer is set again for what is left until next, until
+// the clock stood still around it, as carousel's cycle does. The wall clock never stands
+// still, and its moves while a timer is set are too small to matter.
 func (m *Monitor[K]) arm(t *clock.Timer, next int64) bool {
 	clk := m.cfg.clock
-	d := time.Duration(next - m.sinceEpoch(clk.Now()))
-	if d <= 0 {
-		return false
+	before := m.sinceEpoch(clk.Now())
+	for range 8 { // a clock that never stands still gets the last timer
+		if before >= next {
+			if *t != nil {
+				(*t).Stop()
+				select { // a timer that fired as the clock passed next leaves no stale tick
+				case <-(*t).C():
+				default:
+				}
+			}
+			return false
+		}
+		if *t == nil {
+			*t = clk.NewTimer(time.Duration(next - before))
+		} else {
+			(*t).Reset(time.Duration(next - before))
+		}
+		after := m.sinceEpoch(clk.Now())
+		if after == before || clk == clock.Real() {
+			break
+		}
+		before = after
 	}
-	if *t == nil {
-		*t = clk.NewTimer(d)
-	} else {
-		(*t).Reset(d)
-	}
-	if m.sinceEpoch(clk.Now()) < next {
-		return true
-	}
-	(*t).Stop()
-	select { // a timer that fired as the clock passed next leaves no stale tick behind
-	case <-(*t).C():
-	default:
-	}
-	return false
+	return true
 }
 
 // nextTick returns the first tick boundary after now, in nanoseconds since the epoch.

@@ -3,11 +3,13 @@ package heartbeat
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/clock/clocktest"
 )
 
@@ -115,6 +117,54 @@ func TestRunCatchesUpWithBoundariesPassedWhileItAdvanced(t *testing.T) {
 
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// lateClock is a fake clock that moves by move the first time a timer is made, just
+// before making it: as a fake clock advanced by another goroutine while Run sets its
+// timer, after Run read the time, does.
+type lateClock struct {
+	*clocktest.Fake
+	move time.Duration
+}
+
+func (c *lateClock) NewTimer(d time.Duration) clock.Timer {
+	c.Advance(c.move)
+	c.move = 0
+	return c.Fake.NewTimer(d)
+}
+
+// A clock that moves while Run sets its timer, short of the boundary, does not leave the
+// timer late by that move: Run sets it again for what is left until the boundary. In a
+// synctest bubble, synctest.Wait returns once Run waits on its timer, however it got there.
+func TestRunSetsItsTimerForTheBoundaryWhenTheClockMovesMeanwhile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := clocktest.NewFake(t0)
+		lost := make(chan string, 1)
+		m, err := New(Config[string]{Timeout: time.Second, Tick: time.Second, Clock: &lateClock{Fake: fake, move: 400 * time.Millisecond},
+			OnLost: func(key string, _ time.Time) { lost <- key }})
+		require.NoError(t, err)
+		m.Beat("a") // due at 1s
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		next, ok := fake.Next()
+		require.True(t, ok, "Run waits on a timer")
+		assert.Equal(t, at(time.Second), next, "the timer is for the boundary, not 400ms past it")
+
+		fake.Advance(600 * time.Millisecond) // 1s
+		synctest.Wait()
+		select {
+		case k := <-lost:
+			assert.Equal(t, "a", k)
+		default:
+			t.Error("the clock is at a's boundary and Run has not found it lost")
+		}
+
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+	})
 }
 
 func TestRunStopsOnCancel(t *testing.T) {
