@@ -3,6 +3,8 @@ package heartbeat
 import (
 	"context"
 	"time"
+
+	"github.com/feedkit/feedkit/clock"
 )
 
 // Advance finds the keys lost by now: every key whose deadline, rounded up to the next
@@ -29,32 +31,80 @@ func (m *Monitor[K]) Advance(now time.Time) int {
 }
 
 // Run calls Advance at every tick boundary until ctx ends, and returns ctx.Err(). It waits
-// on one timer of the Clock, set each time to the next boundary (rather than a ticker
+// on one timer of the Clock, set each time for the next boundary (rather than a ticker
 // started at an arbitrary phase), so that under Run a key is found lost at most one Tick
 // after its deadline, plus the time the Advance takes. The goroutine that calls Run owns
 // it; a Monitor needs no Run when its owner calls Advance from a loop of its own.
+//
+// A boundary that the clock passes while Advance runs, or while the timer is being set, is
+// advanced at once: Run never waits for a boundary beyond one the clock has reached.
 func (m *Monitor[K]) Run(ctx context.Context) error {
 	clk := m.cfg.clock
-	t := clk.NewTimer(m.untilNextTick(clk.Now()))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C():
-			// One reading of the clock for both: the next boundary is the one after the
-			// time advanced to, so none passes unadvanced while Advance runs.
-			now := clk.Now()
-			m.Advance(now)
-			t.Reset(m.untilNextTick(now))
+	var t clock.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
 		}
+	}()
+	now := clk.Now()
+	for {
+		next := m.nextTick(now)
+		if m.arm(&t, next) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C():
+			}
+		} else if err := ctx.Err(); err != nil {
+			return err
+		}
+		// One reading of the clock for the Advance and the boundary after it.
+		now = clk.Now()
+		m.Advance(now)
 	}
 }
 
-// untilNextTick returns the time from now to the next tick boundary after it.
-func (m *Monitor[K]) untilNextTick(now time.Time) time.Duration {
-	ns := m.sinceEpoch(now)
-	return time.Duration((floorDiv(ns, m.cfg.tick)+1)*m.cfg.tick - ns)
+// arm sets *t (made on first use) to fire at the tick boundary next, in nanoseconds since
+// the epoch, and reports whether to wait for it: false when the clock has reached next
+// already, before the timer was set or while it was, and Run must advance at once.
+//
+// A Clock's timer is set by a duration, which the clock counts from its time when the
+// timer is set; the duration is read from the clock just before. A clock other than the
+// wall clock that moved in between (a fake advanced by another goroutine) would leave the
+// timer late by that move, so the timer is set again for what is left until next, until
+// the clock stood still around it, as carousel's cycle does. The wall clock never stands
+// still, and its moves while a timer is set are too small to matter.
+func (m *Monitor[K]) arm(t *clock.Timer, next int64) bool {
+	clk := m.cfg.clock
+	before := m.sinceEpoch(clk.Now())
+	for range 8 { // a clock that never stands still gets the last timer
+		if before >= next {
+			if *t != nil {
+				(*t).Stop()
+				select { // a timer that fired as the clock passed next leaves no stale tick
+				case <-(*t).C():
+				default:
+				}
+			}
+			return false
+		}
+		if *t == nil {
+			*t = clk.NewTimer(time.Duration(next - before))
+		} else {
+			(*t).Reset(time.Duration(next - before))
+		}
+		after := m.sinceEpoch(clk.Now())
+		if after == before || clk == clock.Real() {
+			break
+		}
+		before = after
+	}
+	return true
+}
+
+// nextTick returns the first tick boundary after now, in nanoseconds since the epoch.
+func (m *Monitor[K]) nextTick(now time.Time) int64 {
+	return (floorDiv(m.sinceEpoch(now), m.cfg.tick) + 1) * m.cfg.tick
 }
 
 // Flush does at once what Run does at the tick boundaries up to the clock's time now: it

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -101,53 +102,60 @@ func TestFlushWithoutRun(t *testing.T) {
 }
 
 // A callback being delivered on another goroutine (Run's, here) holds Flush until it has
-// returned; a Flush whose context ends first returns the context's error.
+// returned; a Flush whose context ends first returns the context's error. In a synctest
+// bubble, synctest.Wait returns once the Flush has either returned (the bug) or waits:
+// the check that it has not returned needs no luck.
 func TestFlushWaitsForACallbackInProgress(t *testing.T) {
-	fake := clocktest.NewFake(flushEpoch)
-	entered := make(chan string, 1)
-	release := make(chan struct{})
-	var returned atomic.Bool
-	// A Tick of the whole Timeout gives Run one boundary to wake at, the instant the clock
-	// is moved to: with more on the way, Run could read the time at one of them and set
-	// its timer for the next after the clock's time, which the test never reaches.
-	m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Tick: time.Minute, Clock: fake,
-		OnLost: func(key string, _ time.Time) {
-			entered <- key
-			<-release
-			returned.Store(true)
-		}})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), flushBound)
-	defer cancel()
-	runDone := make(chan error, 1)
-	go func() { runDone <- m.Run(ctx) }()
+	synctest.Test(t, func(t *testing.T) {
+		fake := clocktest.NewFake(flushEpoch)
+		entered := make(chan string, 1)
+		release := make(chan struct{})
+		releaseOnce := sync.OnceFunc(func() { close(release) })
+		defer releaseOnce() // a failed check still lets OnLost return, and the bubble end
+		var returned atomic.Bool
+		// A Tick below the Timeout: the clock is moved past many boundaries at once, and Run
+		// may wake at the first and read the time there, before the clock is at its target.
+		m, err := heartbeat.New(heartbeat.Config[string]{Timeout: time.Minute, Tick: time.Second, Clock: fake,
+			OnLost: func(key string, _ time.Time) {
+				entered <- key
+				<-release
+				returned.Store(true)
+			}})
+		require.NoError(t, err)
+		// In the bubble, the guard's time passes only once every goroutine is stuck.
+		ctx, cancel := context.WithTimeout(t.Context(), flushBound)
+		defer cancel()
+		runDone := make(chan error, 1)
+		go func() { runDone <- m.Run(ctx) }()
 
-	m.Beat("a")
-	require.NoError(t, fake.BlockUntilContext(ctx, 1)) // Run waits for its first boundary
-	fake.Advance(time.Minute)
-	select { // Run's goroutine found "a" lost and is in its OnLost
-	case k := <-entered:
-		require.Equal(t, "a", k)
-	case <-ctx.Done():
-		t.Fatal("Run did not call OnLost")
-	}
+		m.Beat("a")
+		require.NoError(t, fake.BlockUntilContext(ctx, 1)) // Run waits for its first boundary
+		fake.Advance(time.Minute)
+		select { // Run's goroutine found "a" lost and is in its OnLost
+		case k := <-entered:
+			require.Equal(t, "a", k)
+		case <-ctx.Done():
+			t.Fatal("Run did not call OnLost")
+		}
 
-	ended, stop := context.WithCancel(ctx)
-	stop()
-	assert.ErrorIs(t, m.Flush(ended), context.Canceled, "a callback is still being delivered")
+		ended, stop := context.WithCancel(ctx)
+		stop()
+		assert.ErrorIs(t, m.Flush(ended), context.Canceled, "a callback is still being delivered")
 
-	flushed := make(chan error, 1)
-	go func() { flushed <- m.Flush(ctx) }()
-	select {
-	case err := <-flushed:
-		t.Fatalf("Flush returned %v while OnLost had not returned", err)
-	default:
-	}
-	close(release)
-	require.NoError(t, <-flushed)
-	assert.True(t, returned.Load(), "Flush returned before OnLost did")
-	assert.Len(t, entered, 0, "OnLost was called once")
+		flushed := make(chan error, 1)
+		go func() { flushed <- m.Flush(ctx) }()
+		synctest.Wait()
+		select {
+		case err := <-flushed:
+			t.Fatalf("Flush returned %v while OnLost had not returned", err)
+		default:
+		}
+		releaseOnce()
+		require.NoError(t, <-flushed)
+		assert.True(t, returned.Load(), "Flush returned before OnLost did")
+		assert.Len(t, entered, 0, "OnLost was called once")
 
-	cancel()
-	assert.ErrorIs(t, <-runDone, context.Canceled)
+		cancel()
+		assert.ErrorIs(t, <-runDone, context.Canceled)
+	})
 }

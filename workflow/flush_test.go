@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -106,23 +107,28 @@ func TestFlushBetweenTicks(t *testing.T) {
 }
 
 // Flush waits for a Run that has not begun, and returns the context's error when there
-// is none.
+// is none. In a synctest bubble, synctest.Wait returns once the Flush has either returned
+// (the bug) or waits: the check that it has not returned needs no luck.
 func TestFlushWaitsForRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), flushBound)
-	defer cancel()
-	e, _ := flushEngine(t)
+	synctest.Test(t, func(t *testing.T) {
+		// In the bubble, the guard's time passes only once every goroutine is stuck.
+		ctx, cancel := context.WithTimeout(t.Context(), flushBound)
+		defer cancel()
+		e, _ := flushEngine(t)
 
-	ended, stop := context.WithCancel(ctx)
-	stop()
-	assert.ErrorIs(t, e.Flush(ended), context.Canceled, "no Run has passed")
+		ended, stop := context.WithCancel(ctx)
+		stop()
+		assert.ErrorIs(t, e.Flush(ended), context.Canceled, "no Run has passed")
 
-	flushed := make(chan error, 1)
-	go func() { flushed <- e.Flush(ctx) }()
-	select {
-	case err := <-flushed:
-		t.Fatalf("Flush returned %v before Run began", err)
-	default:
-	}
-	run(t, e)
-	require.NoError(t, <-flushed)
+		flushed := make(chan error, 1)
+		go func() { flushed <- e.Flush(ctx) }()
+		synctest.Wait()
+		select {
+		case err := <-flushed:
+			t.Fatalf("Flush returned %v before Run began", err)
+		default:
+		}
+		run(t, e)
+		require.NoError(t, <-flushed)
+	})
 }

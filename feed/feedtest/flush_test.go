@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -14,44 +15,49 @@ import (
 
 // Flush returns once every message published before it has been handed over and the
 // receiver's Receive has returned: while the receiver is held it waits, and once it
-// returns every message is there, in order, with nothing to wait for.
+// returns every message is there, in order, with nothing to wait for. It runs in a
+// synctest bubble, so that the check that Flush waits needs no luck.
 func TestBrokerFlushWaitsForTheReceivers(t *testing.T) {
-	b := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(b.Close)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang
-	defer cancel()
-	require.NoError(t, b.Flush(ctx), "no queue: nothing to wait for")
+	synctest.Test(t, func(t *testing.T) {
+		b := feedtest.NewBroker(feedtest.BrokerOptions{})
+		t.Cleanup(b.Close)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang
+		defer cancel()
+		require.NoError(t, b.Flush(ctx), "no queue: nothing to wait for")
 
-	held, free := feedtest.NewReceiverRecorder(), feedtest.NewReceiverRecorder()
-	for _, r := range []*feedtest.ReceiverRecorder{held, free} {
-		sub, err := b.Subscribe(ctx, []string{"#"}, r)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = sub.Close(context.Background()) })
-	}
-	held.Hold()
-	for i := range 5 {
-		require.NoError(t, b.Publish(ctx, "hi.-.live.odds_change.1.sr:match."+string(rune('1'+i))+".-", []byte("<odds_change/>")))
-	}
-	flushed := make(chan error, 1)
-	go func() { flushed <- b.Flush(ctx) }()
-	// The held receiver has the first message in Receive and four queued: Flush cannot
-	// have returned, whatever the scheduling.
-	assert.Equal(t, feedtest.CallReceiverUp, held.RequireNext(t).Kind)
-	assert.Equal(t, feedtest.CallReceive, held.RequireNext(t).Kind)
-	select {
-	case err := <-flushed:
-		t.Fatalf("Flush returned (%v) while a receiver held its messages", err)
-	default:
-	}
-	held.Release()
-	require.NoError(t, <-flushed)
-	for _, r := range []*feedtest.ReceiverRecorder{held, free} {
-		calls := r.Calls()
-		require.Len(t, calls, 6, "up and the five messages, all handed over when Flush returned")
-		for i, c := range calls[1:] {
-			assert.Equal(t, "hi.-.live.odds_change.1.sr:match."+string(rune('1'+i))+".-", c.Delivery.RoutingKey)
+		held, free := feedtest.NewReceiverRecorder(), feedtest.NewReceiverRecorder()
+		for _, r := range []*feedtest.ReceiverRecorder{held, free} {
+			sub, err := b.Subscribe(ctx, []string{"#"}, r)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = sub.Close(context.Background()) })
 		}
-	}
+		held.Hold()
+		defer held.Release() // a failed check still lets the receiver go, and the bubble end
+		for i := range 5 {
+			require.NoError(t, b.Publish(ctx, "hi.-.live.odds_change.1.sr:match."+string(rune('1'+i))+".-", []byte("<odds_change/>")))
+		}
+		flushed := make(chan error, 1)
+		go func() { flushed <- b.Flush(ctx) }()
+		// The held receiver has the first message in Receive and four queued. synctest.Wait
+		// returns once the Flush has returned (the bug) or waits.
+		assert.Equal(t, feedtest.CallReceiverUp, held.RequireNext(t).Kind)
+		assert.Equal(t, feedtest.CallReceive, held.RequireNext(t).Kind)
+		synctest.Wait()
+		select {
+		case err := <-flushed:
+			t.Fatalf("Flush returned (%v) while a receiver held its messages", err)
+		default:
+		}
+		held.Release()
+		require.NoError(t, <-flushed)
+		for _, r := range []*feedtest.ReceiverRecorder{held, free} {
+			calls := r.Calls()
+			require.Len(t, calls, 6, "up and the five messages, all handed over when Flush returned")
+			for i, c := range calls[1:] {
+				assert.Equal(t, "hi.-.live.odds_change.1.sr:match."+string(rune('1'+i))+".-", c.Delivery.RoutingKey)
+			}
+		}
+	})
 }
 
 // Messages lost to a Disconnect, and a deleted queue, hold Flush no longer; an ended

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,27 +39,33 @@ func TestReceiverRecorderRecordsEveryCallInOrder(t *testing.T) {
 }
 
 // A held recorder records a Receive, so the test knows the caller is inside it, and
-// keeps the caller there until Release; later calls pass.
+// keeps the caller there until Release; later calls pass. In a synctest bubble,
+// synctest.Wait returns once the caller has either returned (the bug) or waits: the check
+// that it has not returned needs no luck.
 func TestReceiverRecorderHold(t *testing.T) {
-	r := feedtest.NewReceiverRecorder()
-	r.Hold()
-	returned := make(chan struct{})
-	go func() {
-		defer close(returned)
-		r.Receive(feed.Delivery{RoutingKey: "a.b", Body: []byte("held")})
-	}()
-	c := r.RequireNext(t)
-	assert.Equal(t, "held", string(c.Delivery.Body))
-	select {
-	case <-returned:
-		t.Fatal("Receive returned while held")
-	default:
-	}
-	r.Release()
-	<-returned
-	r.Release() // releasing a recorder not held does nothing
-	r.Receive(feed.Delivery{RoutingKey: "a.b", Body: []byte("free")})
-	assert.Equal(t, "free", string(r.RequireNext(t).Delivery.Body))
+	synctest.Test(t, func(t *testing.T) {
+		r := feedtest.NewReceiverRecorder()
+		r.Hold()
+		defer r.Release() // a failed check still lets the caller go, and the bubble end
+		returned := make(chan struct{})
+		go func() {
+			defer close(returned)
+			r.Receive(feed.Delivery{RoutingKey: "a.b", Body: []byte("held")})
+		}()
+		c := r.RequireNext(t)
+		assert.Equal(t, "held", string(c.Delivery.Body))
+		synctest.Wait()
+		select {
+		case <-returned:
+			t.Fatal("Receive returned while held")
+		default:
+		}
+		r.Release()
+		<-returned
+		r.Release() // releasing a recorder not held does nothing
+		r.Receive(feed.Delivery{RoutingKey: "a.b", Body: []byte("free")})
+		assert.Equal(t, "free", string(r.RequireNext(t).Delivery.Body))
+	})
 }
 
 // RequireNone fails on a call not read yet, and only then; Next gives up with its context.

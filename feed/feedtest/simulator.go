@@ -101,9 +101,13 @@ type Simulator struct {
 	stats    SimulatorStats
 	apiStats apiCounter // requests to the API, by route (APIRequests)
 
-	publishMu sync.Mutex // one live publish at a time: each match's messages and the alives in time order
-	replaying int        // replays in progress, guarded by mu
-	replayed  *sync.Cond // signalled on mu when replaying drops
+	// publishing holds a token while a live publish is in progress: one at a time, so that
+	// each match's messages and the alives go in time order. A channel rather than a
+	// mutex, so that a goroutine waiting its turn gives up when its context ends, and is
+	// durably blocked in a synctest bubble (a test can wait until it waits).
+	publishing chan struct{}
+	replaying  int        // replays in progress, guarded by mu
+	replayed   *sync.Cond // signalled on mu when replaying drops
 }
 
 // NewSimulator returns a simulator publishing to p.
@@ -159,6 +163,8 @@ func NewSimulator(p Publisher, cfg SimulatorConfig) (*Simulator, error) {
 		nextID:   1_000_000,
 		silenced: make(map[int]bool),
 		history:  newHistory(cfg.HistoryBytes, cfg.HistoryAge),
+
+		publishing: make(chan struct{}, 1),
 	}
 	s.replayed = sync.NewCond(&s.mu)
 	for _, p := range cfg.Producers {
@@ -211,9 +217,11 @@ func (s *Simulator) Publish(ctx context.Context, n int) error {
 		if err := s.pace(ctx); err != nil {
 			return err
 		}
-		s.publishMu.Lock()
+		if err := s.beginPublish(ctx); err != nil {
+			return err
+		}
 		err := s.publishNext(ctx)
-		s.publishMu.Unlock()
+		s.endPublish()
 		if err != nil {
 			return err
 		}
@@ -241,6 +249,25 @@ func (s *Simulator) pace(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// beginPublish waits for the live publish in progress, if any, to end, or for ctx to end;
+// a nil error makes the caller's publish the one in progress, until endPublish.
+func (s *Simulator) beginPublish(ctx context.Context) error {
+	select {
+	case s.publishing <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s.publishing <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// endPublish ends the live publish beginPublish began.
+func (s *Simulator) endPublish() { <-s.publishing }
 
 func (s *Simulator) publishNext(ctx context.Context) error {
 	s.mu.Lock()
@@ -367,8 +394,10 @@ func (s *Simulator) SendAlive(ctx context.Context, producerID int, subscribed bo
 	// order: an alive never overtakes a message stamped before it. A consumer recovers
 	// from the last alive it processed, so a message that did, and was then lost, would
 	// be in no replay.
-	s.publishMu.Lock()
-	defer s.publishMu.Unlock()
+	if err := s.beginPublish(ctx); err != nil {
+		return err
+	}
+	defer s.endPublish()
 	s.mu.Lock()
 	stamp := s.stampLocked()
 	s.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -230,35 +231,69 @@ func (p *holdingPublisher) Publish(_ context.Context, key string, _ []byte) erro
 // before it. A consumer recovers from the last alive it processed; an event stamped
 // before that alive but published after it, then lost in an outage, would be in no
 // replay (a stress run lost one so).
+//
+// In a synctest bubble, synctest.Wait returns once the alive's goroutine has either sent
+// its alive (the bug) or is waiting its turn behind the held event: the check that it has
+// not gone needs no pause and no luck.
 func TestSimulatorAliveNeverOvertakesAMessageStampedBeforeIt(t *testing.T) {
-	fc := clocktest.NewFake(t0)
+	synctest.Test(t, func(t *testing.T) {
+		fc := clocktest.NewFake(t0)
+		pub := &eventHoldingPublisher{held: make(chan struct{}), release: make(chan struct{})}
+		lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+		sim := newSimulator(t, pub, feedtest.SimulatorConfig{Rate: feedtest.Unlimited, Matches: 1, Producers: []feed.Producer{lo}, Clock: fc})
+
+		published := make(chan error, 1)
+		go func() { published <- sim.Publish(t.Context(), 1) }()
+		<-pub.held // an event stamped t0 is in the publisher's hands
+		release := sync.OnceFunc(func() { close(pub.release) })
+		defer release() // a failed check still lets the held event go, and the bubble end
+		fc.Advance(time.Second)
+		sent := make(chan error, 1)
+		go func() { sent <- sim.SendAlive(t.Context(), lo.ID, true) }()
+		synctest.Wait()
+		select {
+		case err := <-sent:
+			t.Fatalf("SendAlive returned (%v) while an event stamped before its alive was still being published", err)
+		default:
+		}
+		pub.mu.Lock()
+		require.Empty(t, pub.sent, "nothing went while the event was held")
+		pub.mu.Unlock()
+
+		release()
+		require.NoError(t, <-published)
+		require.NoError(t, <-sent)
+
+		pub.mu.Lock()
+		defer pub.mu.Unlock()
+		require.Len(t, pub.sent, 2)
+		require.NotEqual(t, aliveKey.String(), pub.sent[0].key, "the event went first")
+		a := decode(t, feed.MessageAlive, pub.sent[1].body).(*feed.Alive)
+		assert.Equal(t, t0.Add(time.Second), a.Timestamp, "the alive was stamped when it went, after the event")
+	})
+}
+
+// An alive waiting its turn behind a publish that does not end gives up when its context
+// does, and is not sent later.
+func TestSimulatorSendAliveGivesUpWaitingWhenItsContextEnds(t *testing.T) {
 	pub := &eventHoldingPublisher{held: make(chan struct{}), release: make(chan struct{})}
 	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Rate: feedtest.Unlimited, Matches: 1, Producers: []feed.Producer{lo}, Clock: fc})
+	sim := newSimulator(t, pub, feedtest.SimulatorConfig{Rate: feedtest.Unlimited, Matches: 1, Producers: []feed.Producer{lo}, Clock: clocktest.NewFake(t0)})
 
 	published := make(chan error, 1)
 	go func() { published <- sim.Publish(t.Context(), 1) }()
-	<-pub.held // an event stamped t0 is in the publisher's hands
-	fc.Advance(time.Second)
-	sent := make(chan error, 1)
-	go func() { sent <- sim.SendAlive(t.Context(), lo.ID, true) }()
-	// The alive must wait for the event. The test passes however long this pause is; it
-	// only gives an alive that could overtake the event the time to do it.
-	select {
-	case err := <-sent:
-		sent <- err
-	case <-time.After(100 * time.Millisecond):
-	}
+	<-pub.held
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := sim.SendAlive(ctx, lo.ID, true)
 	close(pub.release)
+	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, <-published)
-	require.NoError(t, <-sent)
-
 	pub.mu.Lock()
 	defer pub.mu.Unlock()
-	require.Len(t, pub.sent, 2)
-	require.NotEqual(t, aliveKey.String(), pub.sent[0].key, "the event went first")
-	a := decode(t, feed.MessageAlive, pub.sent[1].body).(*feed.Alive)
-	assert.Equal(t, t0.Add(time.Second), a.Timestamp, "the alive was stamped when it went, after the event")
+	require.Len(t, pub.sent, 1, "the event alone")
+	assert.NotEqual(t, aliveKey.String(), pub.sent[0].key)
+	assert.Equal(t, feedtest.SimulatorStats{Events: 1}, sim.Stats())
 }
 
 // eventHoldingPublisher holds the first event message until released; alives pass.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,10 +49,14 @@ func readFrame(c net.Conn) (class, method uint16, err error) {
 // A broker that stops answering but whose heartbeats keep coming (a half-broken
 // network, or a broker too busy to do more) never answers the graceful close, and each
 // of its heartbeats makes amqp091-go push the socket's read deadline three heartbeats
-// away: a close bounded by that deadline alone never ends (a stress run: a subscription's
-// Close waited out its 30 s). CloseGracefully closes the socket once its timeout is up
-// whatever the deadlines. (With a heartbeat of a minute, amqp091-go's own next heartbeat,
-// which would fail on the close's write deadline, is a minute away.)
+// away: a close bounded by that deadline alone lasts until amqp091-go's own next
+// heartbeat fails on the close's write deadline, half a heartbeat interval away (a
+// stress run: a subscription's Close waited out its 30 s). CloseGracefully closes the
+// socket once its timeout is up whatever the deadlines.
+//
+// The broker tunes a heartbeat of a minute, so that amqp091-go's own next heartbeat is
+// 30 s away: a close that waits for it is caught by a bound of a second, far below
+// those 30 s and far above the timeout of 100 ms.
 func TestCloseGracefullyEndsWhileHeartbeatsKeepComing(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
@@ -59,7 +64,7 @@ func TestCloseGracefullyEndsWhileHeartbeatsKeepComing(t *testing.T) {
 		tune := make([]byte, 8)
 		binary.BigEndian.PutUint16(tune[0:], 0)                       // channel max
 		binary.BigEndian.PutUint32(tune[2:], 131072)                  // frame max
-		binary.BigEndian.PutUint16(tune[6:], 1)                       // heartbeat, seconds
+		binary.BigEndian.PutUint16(tune[6:], 60)                      // heartbeat, seconds
 		if _, err := c.Write(methodFrame(10, 30, tune)); err != nil { // connection.tune
 			return
 		}
@@ -99,16 +104,21 @@ func TestCloseGracefullyEndsWhileHeartbeatsKeepComing(t *testing.T) {
 	d, err := Dial(context.Background(), b.url(), amqp.Config{Heartbeat: time.Minute}, waitTimeout)
 	require.NoError(t, err)
 	require.NoError(t, d.Release(time.Second))
+	require.Equal(t, time.Minute, d.Conn.Config.Heartbeat, "amqp091-go's own heartbeat is 30 s away")
 
-	done := make(chan struct{})
-	go func() {
-		_ = CloseGracefully(d.Conn, d.Sock, 500*time.Millisecond)
-		close(done)
-	}()
+	const timeout = 100 * time.Millisecond
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- CloseGracefully(d.Conn, d.Sock, timeout) }()
+	bound := time.NewTimer(time.Second)
+	defer bound.Stop()
 	select {
 	case <-done:
-	case <-time.After(waitTimeout):
-		t.Fatal("the close did not end while the broker's heartbeats kept coming")
+	case <-bound.C:
+		t.Fatal("the close did not end within a second while the broker's heartbeats kept coming")
 	}
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, timeout, "the broker never answers the close: the timeout ended it")
+	assert.Less(t, took, time.Second)
 	require.True(t, d.Conn.IsClosed())
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -23,49 +24,54 @@ func TestWaitReturnsAtOnceWhenTheConditionHolds(t *testing.T) {
 }
 
 // Each Notify makes the waiter check again, and Wait returns at the first check that
-// holds, not before.
+// holds, not before. In a synctest bubble: synctest.Wait returns once the waiter has
+// returned (the bug) or waits for a Notify, and the guard's time passes only when every
+// goroutine is stuck, so a waiter that never checks again fails the test at once.
 func TestWaitChecksAgainAfterEveryNotify(t *testing.T) {
-	var s Signal
-	var ready atomic.Bool
-	checked := make(chan bool) // each check's answer, as it is made
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Wait(context.Background(), func() bool {
-			ok := ready.Load()
-			checked <- ok
-			return ok
-		})
-	}()
-	next := func() bool {
-		t.Helper()
-		select {
-		case ok := <-checked:
-			return ok
-		case <-time.After(bound):
-			t.Fatal("no check")
-			return false
+	synctest.Test(t, func(t *testing.T) {
+		var s Signal
+		var ready atomic.Bool
+		checked := make(chan bool) // each check's answer, as it is made
+		done := make(chan error, 1)
+		go func() {
+			done <- s.Wait(t.Context(), func() bool {
+				ok := ready.Load()
+				checked <- ok
+				return ok
+			})
+		}()
+		next := func() bool {
+			t.Helper()
+			select {
+			case ok := <-checked:
+				return ok
+			case <-time.After(bound):
+				t.Fatal("no check")
+				return false
+			}
 		}
-	}
-	if next() {
-		t.Fatal("first check held")
-	}
-	s.Notify() // nothing changed: checked again, still waiting
-	if next() {
-		t.Fatal("second check held")
-	}
-	select {
-	case err := <-done:
-		t.Fatalf("Wait returned %v before the condition held", err)
-	default:
-	}
-	ready.Store(true)
-	s.Notify()
-	if !next() {
-		t.Fatal("third check did not hold")
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+		if next() {
+			t.Fatal("first check held")
+		}
+		s.Notify() // nothing changed: checked again, still waiting
+		if next() {
+			t.Fatal("second check held")
+		}
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Wait returned %v before the condition held", err)
+		default:
+		}
+		ready.Store(true)
+		s.Notify()
+		if !next() {
+			t.Fatal("third check did not hold")
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestWaitEndsWithTheContext(t *testing.T) {
