@@ -36,12 +36,15 @@ func TestTwoSDKsSharingAPostgreSQLLedgerNeverExceedALimit(t *testing.T) {
 
 	var refused atomic.Int32
 	refusedOne := make(chan struct{}, 8)
+	initiated := initiations(make(chan feed.RecoveryInitiated, 8)) // both nodes'
+
 	for node := 1; node <= 2; node++ {
 		ledger, err := pgstore.NewLedger(t.Context(), pool, pgstore.Options{})
 		require.NoError(t, err)
 		sdk, err := feedkit.New(feedkit.Config{
 			Transport: broker,
 			Node:      feed.Node(node),
+			Global:    initiated,
 			API:       feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
 			Recovery:  recovery.Config{Producers: producers, Limits: limits, Ledger: ledger},
 			OnError: func(err error) {
@@ -67,7 +70,13 @@ func TestTwoSDKsSharingAPostgreSQLLedgerNeverExceedALimit(t *testing.T) {
 			t.Fatal("no refusal reported")
 		}
 	}
-	require.NoError(t, feedkit.WaitFor(t.Context(), func() bool { return len(sim.RecoveryRequests()) == 2 }))
+	for range 2 { // the API has the request before the SDK hears it was accepted
+		select {
+		case <-initiated:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no recovery initiated")
+		}
+	}
 	reqs := sim.RecoveryRequests()
 	assert.Len(t, reqs, 2, "the account's limit, across both nodes")
 	assert.Equal(t, int32(2), refused.Load())
@@ -75,3 +84,12 @@ func TestTwoSDKsSharingAPostgreSQLLedgerNeverExceedALimit(t *testing.T) {
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM feedkit_recovery_requests").Scan(&n))
 	assert.Equal(t, 2, n, "the ledger holds the successful requests only")
 }
+
+// initiations is a global listener that passes on each recovery initiated.
+type initiations chan feed.RecoveryInitiated
+
+func (c initiations) OnConnectionDown(context.Context, feed.SessionRef, error)              {}
+func (c initiations) OnConnectionUp(context.Context, feed.SessionRef)                       {}
+func (c initiations) OnProducerStatusChange(context.Context, feed.ProducerStatus)           {}
+func (c initiations) OnEventRecoveryCompleted(context.Context, feed.EventRecoveryCompleted) {}
+func (c initiations) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated)       { c <- r }
