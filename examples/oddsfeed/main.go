@@ -136,7 +136,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
 	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: serial delivery)")
 	fs.DurationVar(&o.outage, "outage", time.Second, "length of the feed outage a third of the way in (0: none)")
-	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, lost with the process")
+	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, gone when the process stops")
 	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
 	fs.StringVar(&o.names, "names", "", "name the markets and outcomes of every bet settlement in this language (en, de), from the simulator's Sports API; empty: ids only")
 	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait for a message still on its way before counting what is missing as lost")
@@ -239,7 +239,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		OnError:    tally.onError,
 	}
 	proc := &process{cfg: cfg, listener: tally, timeline: tally.timeline, built: func(sdk *feedkit.SDK) { tally.namer.names.Store(sdk.Names()) }}
+	// The header is printed once Open has read the account's producers; what the SDK
+	// reports meanwhile is held back until then.
+	head := header(o, link, state)
 	if err := proc.start(ctx); err != nil {
+		tally.timeline.begin(head + "\n")
 		if ctx.Err() != nil {
 			return nil // interrupted before the feed began: nothing to tell
 		}
@@ -247,10 +251,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// Whatever ends the run early, the SDK is closed (a second Close does nothing).
 	defer proc.stop(context.Background())
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s, producer records in %s\n",
-		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads), state.where)
-	fmt.Fprintf(out, "oddsfeed: set up from a token on the %s environment (the simulator's API); producers of the account: %s\n",
-		env.Name, producerIDs(proc.sdk.Producers()))
+	tally.timeline.begin(head + headerLine("set up", fmt.Sprintf("from a token on the %s environment (the simulator's API); producers of the account: %s",
+		env.Name, producerIDs(proc.sdk.Producers()))) + "\n")
 
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
@@ -360,19 +362,37 @@ func producerIDs(ps []recovery.ProducerState) string {
 	return strings.Join(ids, ", ")
 }
 
-func dispatchText(threads int) string {
-	if threads == 0 {
-		return "serial delivery"
+// header says what the run is, before anything happens in it: the feed, the listener,
+// the outage, the restart and where the producer records are kept.
+func header(o options, l link, st stateStore) string {
+	rate := fmt.Sprintf("%.0f event messages/s", o.rate)
+	if o.rate == feedtest.Unlimited {
+		rate = "event messages as fast as it can"
 	}
-	return fmt.Sprintf("%d workers", threads)
+	listener := fmt.Sprintf("%d workers: matches in parallel, each match's messages in order", o.threads)
+	if o.threads == 0 {
+		listener = "serial delivery: one message at a time"
+	}
+	outage := "none"
+	switch {
+	case o.outage > 0 && l.broker != nil:
+		outage = fmt.Sprintf("%v, a third of the way in: the producer's alives stop and the connection drops", o.outage)
+	case o.outage > 0:
+		outage = fmt.Sprintf("%v, a third of the way in: the producer's alives stop (the connection stays up)", o.outage)
+	}
+	restart := "none"
+	if o.restart > 0 {
+		restart = fmt.Sprintf("two thirds of the way in, the process stops for %v of the feed's time", o.restart)
+	}
+	return fmt.Sprintf("oddsfeed: the feedkit SDK on a simulated odds feed for %v (longer if a recovery is still under way then)\n", o.duration) +
+		headerLine("feed", fmt.Sprintf("%d matches at a time, %s, on %s", o.matches, rate, l.where)) +
+		headerLine("listener", listener) +
+		headerLine("outage", outage) +
+		headerLine("restart", restart) +
+		headerLine("records", "producer records in "+st.where)
 }
 
-func rateText(r float64) string {
-	if r == feedtest.Unlimited {
-		return "unlimited"
-	}
-	return fmt.Sprintf("%.0f", r)
-}
+func headerLine(label, text string) string { return fmt.Sprintf("  %-9s  %s\n", label, text) }
 
 // link is the broker the example runs on.
 type link struct {

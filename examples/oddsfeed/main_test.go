@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,8 +29,10 @@ func testRunSummary(t *testing.T, threads string) {
 	err := run(t.Context(), []string{"-duration", "3s", "-outage", "1s", "-progress", "500ms", "-matches", "20", "-rate", "2000", "-threads", threads}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
-	assert.Contains(t, text, "set up from a token on the custom environment (the simulator's API); producers of the account: 1\n",
+	assertHeaderFirst(t, text)
+	assert.Contains(t, text, "\n  set up     from a token on the custom environment (the simulator's API); producers of the account: 1\n",
 		"Open read the account's producers from the simulator's API: its one active producer")
+	assert.Contains(t, text, "\n  outage     1s, a third of the way in: the producer's alives stop and the connection drops\n")
 	// The story of the outage, in order: each step is printed before it is taken, and
 	// the run ends only once the producer is up again after it.
 	// The first up says FirstRecoveryCompleted, or ReturnedFromInactivity when a machine
@@ -53,6 +56,19 @@ func testRunSummary(t *testing.T, threads string) {
 		assert.Regexp(t, `messages per worker\s+\d+–\d+\n`, text)
 	}
 	assertNothingLost(t, text)
+}
+
+// assertHeaderFirst checks that the run's header, which says what the run is, comes
+// before the first line of what happens in it, though the SDK reports its first events
+// while Open is still reading what the header shows.
+func assertHeaderFirst(t *testing.T, text string) {
+	t.Helper()
+	require.True(t, strings.HasPrefix(text, "oddsfeed: the feedkit SDK on a simulated odds feed for "), "the first line says what the run is:\n%s", text)
+	head := strings.Index(text, "\n  set up     from a token")
+	require.Positive(t, head, "no header in:\n%s", text)
+	event := regexp.MustCompile(`(?m)^\s+\d+\.\d\ds  `).FindStringIndex(text)
+	require.NotNil(t, event, "no event line in:\n%s", text)
+	assert.Less(t, head, event[0], "the header comes before the first event line:\n%s", text)
 }
 
 // assertNothingLost checks the summary's accounts: every event message sent was received,
@@ -87,6 +103,7 @@ func TestRunNamesSettledMarkets(t *testing.T) {
 	err := run(t.Context(), []string{"-names", "de", "-outage", "0", "-duration", "2s", "-progress", "500ms", "-matches", "10", "-rate", "2000"}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
+	assertHeaderFirst(t, text)
 	assert.Equal(t, 0, count(t, text, "names not found"), text)
 	if regexp.MustCompile(`(?m)^\s+bet_settlement\s+[1-9]`).MatchString(text) { // any settled
 		assert.Positive(t, count(t, text, "names taken (de)"))
@@ -108,7 +125,9 @@ func TestRunOnRabbitMQ(t *testing.T) {
 	err := run(t.Context(), []string{"-amqp", url, "-duration", "3s", "-outage", "1s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
+	assertHeaderFirst(t, text)
 	assert.Contains(t, text, "on RabbitMQ (exchange unifiedfeed)")
+	assert.Contains(t, text, "\n  outage     1s, a third of the way in: the producer's alives stop (the connection stays up)\n")
 	assert.Equal(t, 0, count(t, text, "connection losses"))
 	assert.Regexp(t, `(?s)outage: alives stop for 1s.*producer 1 down \(\w+\)`+
 		`.*outage over.*producer 1 up \(ReturnedFromInactivity\)`, text)
@@ -131,6 +150,8 @@ func TestRestartAfterALongStopRecoversFromTheLastRecord(t *testing.T) {
 			err := run(t.Context(), []string{"-state", state, "-restart", "15m", "-outage", "0", "-duration", "3s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out)
 			require.NoError(t, err, out.String())
 			text := out.String()
+			assertHeaderFirst(t, text)
+			assert.Contains(t, text, "\n  restart    two thirds of the way in, the process stops for 15m0s of the feed's time\n")
 			stopped, record, started, from := restartStory(t, text, `record of producer 1: \w+, to recover from (\S+) \(.*\)`)
 			assert.Equal(t, record, from, "the restarted process recovers from its last record")
 			assert.False(t, record.After(stopped), "the record was written before the stop")

@@ -29,7 +29,7 @@ func openState(ctx context.Context, spec string) (stateStore, error) {
 	case spec == "":
 		// nil, not a recovery.MemoryStore shared by the two processes of -restart: a
 		// process's memory goes with it.
-		return stateStore{where: "memory (lost with the process)", close: func() {}}, nil
+		return stateStore{where: "memory (gone when the process stops)", close: func() {}}, nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		pool, err := pgxpool.New(ctx, spec)
 		if err != nil {
