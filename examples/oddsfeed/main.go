@@ -281,7 +281,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := proc.stop(closing); err != nil {
 		return err
 	}
-	return summarize(out, tally, proc.stats, link, elapsed)
+	return summarize(out, tally, proc.stats, o.restart > 0, elapsed)
 }
 
 // script runs the feed for at least -duration, through its events rather than a
@@ -435,46 +435,58 @@ func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error
 	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
 }
 
-func summarize(out io.Writer, t *tally, st figures, l link, elapsed time.Duration) error {
+// summarize prints the summary of the whole run: the ledger's accounts of what was sent,
+// what the listener received, and the SDK's figures, summed over the processes of
+// -restart.
+func summarize(out io.Writer, t *tally, st figures, restarted bool, elapsed time.Duration) error {
 	acc := t.ledger.accounts()
-	fmt.Fprintln(out, "\nsummary")
-	line := func(label string, v any) { fmt.Fprintf(out, "  %-30s %10v\n", label, v) }
-	for _, tc := range t.typeCounts() {
-		line(tc.typ.String(), tc.n)
+	if restarted {
+		fmt.Fprintln(out, "\nsummary of the whole run, both processes")
+	} else {
+		fmt.Fprintln(out, "\nsummary of the whole run")
 	}
+	line := func(label string, v any) { fmt.Fprintf(out, "  %-46s %10v\n", label, v) }
 	line("event messages sent", acc.sent)
-	line("event messages received", t.total())
-	line("  of which replayed", t.replayedCount())
-	line("  received more than once", acc.duplicates)
-	line("system messages", st.system)
-	line("connection losses", st.connectionDowns)
-	if l.broker != nil {
-		line("messages lost in the outage", l.broker.Stats().LostWhileDown)
+	line("  received live", acc.live)
+	line("  not delivered live, recovered by replay", acc.recovered)
+	line("  lost (never received)", acc.lost)
+	for _, m := range acc.firstLost {
+		fmt.Fprintf(out, "      lost: %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
 	}
+	line("live messages out of order (within a match)", acc.reordered)
+	line("event messages received", t.total())
+	line("  replayed by a recovery", t.replayedCount())
+	line("  received more than once", acc.duplicates)
+	fmt.Fprintln(out, "      (a recovery replays the feed from the last point known safe, before the")
+	fmt.Fprintln(out, "      interruption or the start, so it repeats messages the listener already had:")
+	fmt.Fprintln(out, "      listeners must be idempotent)")
+	fmt.Fprintln(out, "  event messages received, by type")
+	for _, tc := range t.typeCounts() {
+		line("  "+tc.typ.String(), tc.n)
+	}
+	line("distinct matches", acc.matches)
+	line("system messages", st.system)
+	line("connections dropped", st.connectionDowns)
 	line("recoveries requested", st.requested)
 	line("recoveries completed", st.completed)
-	line("producer ups held back", st.deferred)
-	line("matches", acc.matches)
-	line("unparsable", t.unparsableCount())
+	line("producer ups held back for replayed messages", st.deferred)
+	line("unparsable messages", t.unparsableCount())
 	line("errors reported", t.errorCount())
 	if t.namer.lang != "" {
 		named, failed, first := t.namer.counts()
 		line("names taken ("+t.namer.lang+")", named)
 		line("names not found", failed)
 		if first != nil {
-			fmt.Fprintf(out, "  first name not found: %v\n", first)
+			fmt.Fprintf(out, "      first name not found: %v\n", first)
 		}
 	}
 	if w := st.workers; w != nil {
 		line("messages per worker", fmt.Sprintf("%d–%d", minOf(w), maxOf(w)))
 	}
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
-	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
-	line("lost", acc.lost)
-	for _, m := range acc.firstLost {
-		fmt.Fprintf(out, "    lost: %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+	if n, last := t.lastReceived(); n > 0 {
+		line("received per second, until the last arrived", fmt.Sprintf("%.0f", float64(n)/last.Sub(t.timeline.start).Seconds()))
 	}
-	line("out of order", acc.reordered)
 	if acc.lost > 0 || acc.reordered > 0 {
 		return errors.New("messages were lost or reordered")
 	}
