@@ -123,8 +123,7 @@ func (l *ledger) receive(m feed.Message, replay bool) {
 	ml := l.matches[h.Event]
 	i := -1
 	if ml != nil {
-		typ, ts := m.Type(), h.Timestamp.UnixMilli()
-		i = slices.IndexFunc(ml.outstanding, func(e entry) bool { return e.typ == typ && e.ts == ts })
+		i = ml.find(m.Type(), h.Timestamp.UnixMilli(), replay)
 	}
 	if i < 0 {
 		l.duplicates++
@@ -150,6 +149,28 @@ func (l *ledger) receive(m feed.Message, replay bool) {
 	case l.progress <- struct{}{}:
 	default:
 	}
+}
+
+// find returns the index of the outstanding entry that a message received is, or -1.
+// The ledger knows a message by its type and timestamp, and a match may send two of a
+// type in one millisecond (a burst after a pause): then a live message is taken for the
+// oldest of them that the live stream has not passed yet, as the stream delivers in
+// order, and a replayed one for the oldest that the live stream has passed, which only
+// a replay can bring; failing that, for the oldest.
+func (ml *matchLedger) find(typ feed.MessageType, ts int64, replay bool) int {
+	first := -1
+	for i, e := range ml.outstanding { // oldest first
+		if e.typ != typ || e.ts != ts {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if passed := e.seq < ml.lastLive; passed == replay {
+			return i
+		}
+	}
+	return first
 }
 
 // forgetIdle drops the matches with nothing outstanding that have been quiet for longer
