@@ -88,6 +88,9 @@ func main() {
 func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C ends the feed and lets the run account for what it sent; a second
+	// one ends the program at once.
+	go func() { <-ctx.Done(); stop() }()
 	err := run(ctx, args, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -274,7 +277,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	sim.WaitReplays()
-	ledger.wait(ctx, o.stall)
+	waitForTheRest(done, ledger, tally.timeline, o.stall)
 	elapsed := time.Since(start)
 	closing, cancel := context.WithTimeout(done, 30*time.Second)
 	defer cancel()
@@ -325,6 +328,7 @@ func script(ctx context.Context, o options, outage *outage, rs *restart, t *tall
 		case err := <-simDone:
 			return err // the simulator stopped on its own: a publishing error
 		case <-ctx.Done():
+			tl.printf("interrupted: the feed stops here; what it sent is still accounted for")
 			outage.stop()
 			return nil
 		}
@@ -345,6 +349,24 @@ func script(ctx context.Context, o options, outage *outage, rs *restart, t *tall
 		if finishDue && outageOver && (o.restart == 0 || rs.recovered()) {
 			return nil
 		}
+	}
+}
+
+// waitForTheRest waits for the messages still on their way once the feed has stopped,
+// and says so: how many, for how long, and how the wait ended. It gives up once none has
+// arrived for stall; what is then missing counts as lost.
+func waitForTheRest(ctx context.Context, l *ledger, tl *timeline, stall time.Duration) {
+	n := l.outstanding()
+	if n == 0 {
+		return
+	}
+	tl.printf("the feed has stopped: waiting for %d messages still on their way (giving up once none has arrived for %v)...", n, stall)
+	began := time.Now()
+	l.wait(ctx, stall)
+	if n := l.outstanding(); n > 0 {
+		tl.printf("gave up after %.1fs: %d messages did not arrive", time.Since(began).Seconds(), n)
+	} else {
+		tl.printf("all arrived, in %.2fs", time.Since(began).Seconds())
 	}
 }
 

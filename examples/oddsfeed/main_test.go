@@ -186,8 +186,15 @@ func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) 
 	stopped, _, started, from := restartStory(t, text, `(no record): the process kept it in memory`)
 	assert.False(t, from.Before(started.Add(-10*time.Minute)), "recovered from the assumed downtime, asked for after the start")
 	assert.Greater(t, from.Sub(stopped), 4*time.Minute, "the recovery misses the start of the stop")
-	assert.Positive(t, count(t, text, "lost (never received)"), "what the feed sent in the stop's first second is lost")
+	lost := count(t, text, "lost (never received)")
+	assert.Positive(t, lost, "what the feed sent in the stop's first second is lost")
 	assertAccounts(t, text)
+	// The end of the run says that it waits for what is still on its way, for how long,
+	// and that it gave up on what is then counted as lost.
+	m := regexp.MustCompile(`the feed has stopped: waiting for \d+ messages still on their way \(giving up once none has arrived for 5s\)\.\.\.\n` +
+		`(?:.*\n)*?\s+\d+\.\d\ds  gave up after \d+\.\ds: (\d+) messages did not arrive\n`).FindStringSubmatch(text)
+	require.Len(t, m, 2, "no wait at the end in:\n%s", text)
+	assert.Equal(t, strconv.Itoa(lost), m[1], "what it gave up on is what the summary counts as lost")
 }
 
 // restartStory finds the restart in a run's output, in order: the stop, the record
