@@ -54,7 +54,8 @@
 //
 // Without -amqp it needs no services. With -amqp the simulator publishes to the exchange
 // (-exchange, declared if missing) of that broker and the SDK consumes from it through
-// package rabbitmq. It exits 0 after the summary, or 1 if anything was lost or reordered.
+// package rabbitmq. Its last line is the verdict: OK if every message sent was received
+// and each match's live messages in order, else FAILED and why; it exits 0 or 1 to match.
 package main
 
 import (
@@ -84,7 +85,8 @@ func main() {
 }
 
 // command runs the program with the command line's arguments and returns its exit
-// status: 0 after -h, which prints the usage, and 1 for a bad flag or a failed run.
+// status: 0 after -h, which prints the usage, or after a run whose verdict is OK; 1 for
+// a bad flag, an error, or a run whose verdict is FAILED.
 func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -95,6 +97,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, errFailed):
+		return 1 // the verdict, the last line printed, says why
 	case err != nil:
 		fmt.Fprintln(stderr, "oddsfeed:", err)
 		return 1
@@ -509,10 +513,29 @@ func summarize(out io.Writer, t *tally, st figures, restarted bool, elapsed time
 	if n, last := t.lastReceived(); n > 0 {
 		line("received per second, until the last arrived", fmt.Sprintf("%.0f", float64(n)/last.Sub(t.timeline.start).Seconds()))
 	}
-	if acc.lost > 0 || acc.reordered > 0 {
-		return errors.New("messages were lost or reordered")
+	return verdict(out, acc)
+}
+
+// errFailed is the error of a run whose verdict is FAILED: the verdict says why.
+var errFailed = errors.New("the run failed: messages were lost or reordered")
+
+// verdict prints the run's last line, whether every message sent was received and each
+// match's live messages in order, and returns errFailed if not.
+func verdict(out io.Writer, acc accounts) error {
+	if acc.lost == 0 && acc.reordered == 0 {
+		fmt.Fprintf(out, "\nOK: every one of %d event messages sent was received (%d of them recovered by replay), each match's live messages in order\n",
+			acc.sent, acc.recovered)
+		return nil
 	}
-	return nil
+	var what []string
+	if acc.lost > 0 {
+		what = append(what, fmt.Sprintf("%d of %d event messages sent were lost (never received)", acc.lost, acc.sent))
+	}
+	if acc.reordered > 0 {
+		what = append(what, fmt.Sprintf("%d live messages arrived out of order within their match", acc.reordered))
+	}
+	fmt.Fprintf(out, "\nFAILED: %s\n", strings.Join(what, "; "))
+	return errFailed
 }
 
 func minOf(xs []uint64) uint64 {

@@ -80,7 +80,10 @@ func assertNothingLost(t *testing.T, text string) {
 	assert.Equal(t, 0, count(t, text, "lost (never received)"))
 	assert.Equal(t, 0, count(t, text, "live messages out of order (within a match)"))
 	assert.Equal(t, 0, count(t, text, "unparsable messages"))
-	assert.Positive(t, count(t, text, "event messages sent"), "the feed flowed")
+	sent := count(t, text, "event messages sent")
+	assert.Positive(t, sent, "the feed flowed")
+	assert.Regexp(t, `\n\nOK: every one of `+strconv.Itoa(sent)+` event messages sent was received \(\d+ of them recovered by replay\), each match's live messages in order\n$`, text,
+		"the last line is the verdict")
 }
 
 // assertAccounts checks that the summary's accounts add up: each message sent was
@@ -177,12 +180,13 @@ func TestRestartAfterALongStopRecoversFromTheLastRecord(t *testing.T) {
 // 10 minutes only: what the feed sent early in the 15-minute stop is never seen, and the
 // run says so and fails. (What the warning at Open is about.)
 func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) {
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	// -stall: the messages sent early in the stop will not come, and the test need not
 	// wait a minute to be sure of it.
-	err := run(t.Context(), []string{"-restart", "15m", "-stall", "5s", "-outage", "0", "-duration", "3s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out)
-	require.ErrorContains(t, err, "messages were lost")
+	code := command([]string{"-restart", "15m", "-stall", "5s", "-outage", "0", "-duration", "3s", "-progress", "500ms", "-matches", "20", "-rate", "2000"}, &out, &errOut)
 	text := out.String()
+	require.Equal(t, 1, code, "the run failed:\n%s\n%s", text, errOut.String())
+	assert.Empty(t, errOut.String(), "the verdict, on stdout, says why")
 	stopped, _, started, from := restartStory(t, text, `(no record): the process kept it in memory`)
 	assert.False(t, from.Before(started.Add(-10*time.Minute)), "recovered from the assumed downtime, asked for after the start")
 	assert.Greater(t, from.Sub(stopped), 4*time.Minute, "the recovery misses the start of the stop")
@@ -195,6 +199,8 @@ func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) 
 		`(?:.*\n)*?\s+\d+\.\d\ds  gave up after \d+\.\ds: (\d+) messages did not arrive\n`).FindStringSubmatch(text)
 	require.Len(t, m, 2, "no wait at the end in:\n%s", text)
 	assert.Equal(t, strconv.Itoa(lost), m[1], "what it gave up on is what the summary counts as lost")
+	assert.Regexp(t, `\n\nFAILED: `+strconv.Itoa(lost)+` of `+strconv.Itoa(count(t, text, "event messages sent"))+` event messages sent were lost \(never received\)\n$`, text,
+		"the last line is the verdict")
 }
 
 // restartStory finds the restart in a run's output, in order: the stop, the record
@@ -220,4 +226,28 @@ func restartStory(t *testing.T, text, record string) (stopped, recorded, started
 		}
 	}
 	return stopped, recorded, started, from
+}
+
+// The verdict is the run's last line: OK when every message sent was received and each
+// match's live messages in order, else FAILED and why, with errFailed, which command
+// turns into exit status 1 without another word.
+func TestVerdict(t *testing.T) {
+	for _, c := range []struct {
+		acc  accounts
+		want string
+	}{
+		{accounts{sent: 10, live: 7, recovered: 3}, "OK: every one of 10 event messages sent was received (3 of them recovered by replay), each match's live messages in order"},
+		{accounts{sent: 10, live: 7, lost: 3}, "FAILED: 3 of 10 event messages sent were lost (never received)"},
+		{accounts{sent: 10, live: 10, reordered: 2}, "FAILED: 2 live messages arrived out of order within their match"},
+		{accounts{sent: 10, live: 9, lost: 1, reordered: 2}, "FAILED: 1 of 10 event messages sent were lost (never received); 2 live messages arrived out of order within their match"},
+	} {
+		var out bytes.Buffer
+		err := verdict(&out, c.acc)
+		assert.Equal(t, "\n"+c.want+"\n", out.String())
+		if strings.HasPrefix(c.want, "OK") {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorIs(t, err, errFailed)
+		}
+	}
 }
