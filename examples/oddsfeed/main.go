@@ -106,6 +106,17 @@ func command(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// usage is what -h prints before the flags: what the program does first.
+const usage = `oddsfeed runs the feedkit SDK on a simulated odds feed for about 10 seconds, through
+an outage and its recovery, prints what happens and a summary, and checks that every
+message sent was received, each match's live messages in order. Its last line is the
+verdict, OK or FAILED, and its exit status 0 or 1 to match.
+
+Usage: oddsfeed [flags]    (from the repository: go run ./examples/oddsfeed [flags])
+
+Flags:
+`
+
 type options struct {
 	duration time.Duration
 	matches  int
@@ -134,7 +145,11 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("oddsfeed", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long the simulator publishes, at least (until the outage's recovery is done)")
+	fs.Usage = func() {
+		fmt.Fprint(out, usage)
+		fs.PrintDefaults()
+	}
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long the simulator publishes, at least (longer if a recovery is still under way then)")
 	fs.IntVar(&o.matches, "matches", 100, "matches running at any time")
 	fs.Float64Var(&o.rate, "rate", 2000, "event messages per second (0: as fast as possible)")
 	fs.DurationVar(&o.progress, "progress", time.Second, "interval between progress lines")
@@ -146,7 +161,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, gone when the process stops")
 	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
 	fs.StringVar(&o.names, "names", "", "name the markets and outcomes of every bet settlement in this language (en, de), from the simulator's Sports API; empty: ids only")
-	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait for a message still on its way before counting what is missing as lost")
+	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait with no message arriving before counting what is still missing as lost (never received)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
