@@ -171,6 +171,7 @@ func TestRestartAfterALongStopRecoversFromTheLastRecord(t *testing.T) {
 			assert.Equal(t, record, from, "the restarted process recovers from its last record")
 			assert.False(t, record.After(stopped), "the record was written before the stop")
 			assert.GreaterOrEqual(t, started.Sub(from), 15*time.Minute, "the recovery reaches back over the whole stop, past the 10 minutes assumed without a record")
+			assertBothProcessesSummed(t, text)
 			assertNothingLost(t, text)
 		})
 	}
@@ -190,6 +191,7 @@ func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) 
 	stopped, _, started, from := restartStory(t, text, `(no record): the process kept it in memory`)
 	assert.False(t, from.Before(started.Add(-10*time.Minute)), "recovered from the assumed downtime, asked for after the start")
 	assert.Greater(t, from.Sub(stopped), 4*time.Minute, "the recovery misses the start of the stop")
+	assertBothProcessesSummed(t, text)
 	lost := count(t, text, "lost (never received)")
 	assert.Positive(t, lost, "what the feed sent in the stop's first second is lost")
 	assertAccounts(t, text)
@@ -201,6 +203,17 @@ func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) 
 	assert.Equal(t, strconv.Itoa(lost), m[1], "what it gave up on is what the summary counts as lost")
 	assert.Regexp(t, `\n\nFAILED: `+strconv.Itoa(lost)+` of `+strconv.Itoa(count(t, text, "event messages sent"))+` event messages sent were lost \(never received\)\n$`, text,
 		"the last line is the verdict")
+}
+
+// assertBothProcessesSummed checks that the summary of a run with -restart covers both
+// processes: each requested a recovery and completed it (the run goes on only once the
+// first process's producer is up, and ends once the second's is), and the summary counts
+// both. (Without -outage, one recovery each.)
+func assertBothProcessesSummed(t *testing.T, text string) {
+	t.Helper()
+	assert.Contains(t, text, "\nsummary of the whole run, both processes\n")
+	assert.GreaterOrEqual(t, count(t, text, "recoveries requested"), 2, "the first process's recovery and the second's")
+	assert.GreaterOrEqual(t, count(t, text, "recoveries completed"), 2, "the first process's recovery and the second's")
 }
 
 // restartStory finds the restart in a run's output, in order: the stop, the record
