@@ -1,7 +1,10 @@
 // Command oddsfeed runs the odds-feed simulator and the feedkit SDK on it, on the embedded
-// broker or on RabbitMQ, prints what happens while the feed flows, and ends with a
-// summary: messages by type, matches, the recoveries, errors, throughput, and a check
-// that every message sent arrived and that each match's live messages arrived in order.
+// broker or on RabbitMQ. It prints what the run is, then what happens while the feed
+// flows, then a summary of the whole run: each event message sent received live,
+// recovered by a replay or lost (never received), the copies received more than once,
+// messages by type, distinct matches, the recoveries, errors, throughput. Its last line is
+// the verdict: whether every message sent was received and each match's live messages in
+// order.
 //
 //	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
 //	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
@@ -14,13 +17,14 @@
 //
 // A third of the way in, once the producer is up, the feed has an outage (-outage long):
 // the producer's alives stop, so the SDK reports it down; on the embedded broker the
-// connection drops too, and what is published meanwhile is lost to the session. The
+// connection drops too, and what is published meanwhile is not delivered live. The
 // outage ends once it has lasted -outage and the producer was found down. When the alives
 // resume, the SDK requests a recovery from the last alive before the outage, the
-// simulator's recovery API replays what was sent since, and the producer's up reaches the
-// listener only once every replayed message has been processed. The run lasts -duration,
-// or longer if that up has not come by then: the story is driven by the feed's events,
-// so it is told whole on a machine of any speed.
+// simulator's recovery API replays what was sent since (what was not delivered live, and
+// messages the listener already had, which it receives twice), and the producer's up
+// reaches the listener only once every replayed message has been processed. The run
+// lasts -duration, or longer if that up has not come by then: the story is driven by the
+// feed's events, so it is told whole on a machine of any speed.
 //
 // The SDK keeps its producer records, what a restarted process recovers each producer
 // from, where -state says: a file (recovery.FileStore) or PostgreSQL (pgstore.Store).
