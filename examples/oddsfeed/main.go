@@ -383,14 +383,22 @@ func waitForTheRest(ctx context.Context, l *ledger, tl *timeline, stall time.Dur
 	if n == 0 {
 		return
 	}
-	tl.printf("the feed has stopped: waiting for %d messages still on their way (giving up once none has arrived for %v)...", n, stall)
+	tl.printf("the feed has stopped: waiting for %s still on the way (giving up once none has arrived for %v)...", plural(n, "message"), stall)
 	began := time.Now()
 	l.wait(ctx, stall)
 	if n := l.outstanding(); n > 0 {
-		tl.printf("gave up after %.1fs: %d messages did not arrive", time.Since(began).Seconds(), n)
+		tl.printf("gave up after %.1fs: %s still missing", time.Since(began).Seconds(), plural(n, "message"))
 	} else {
 		tl.printf("all arrived, in %.2fs", time.Since(began).Seconds())
 	}
+}
+
+// plural says how many things there are: "1 message", "2 messages".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // stallLimit is how long the end of a run waits for a message while some are still on
@@ -541,7 +549,11 @@ var errFailed = errors.New("the run failed: messages were lost or reordered")
 // verdict prints the run's last line, whether every message sent was received and each
 // match's live messages in order, and returns errFailed if not.
 func verdict(out io.Writer, acc accounts) error {
-	if acc.lost == 0 && acc.reordered == 0 {
+	switch {
+	case acc.lost == 0 && acc.reordered == 0 && acc.recovered == 0:
+		fmt.Fprintf(out, "\nOK: every one of %d event messages sent was received live, each match's in order\n", acc.sent)
+		return nil
+	case acc.lost == 0 && acc.reordered == 0:
 		fmt.Fprintf(out, "\nOK: every one of %d event messages sent was received (%d of them recovered by replay), each match's live messages in order\n",
 			acc.sent, acc.recovered)
 		return nil

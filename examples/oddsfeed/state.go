@@ -50,7 +50,7 @@ func openState(ctx context.Context, spec string) (stateStore, error) {
 // and the time it will recover the producer from, had it restarted at now.
 func (s stateStore) lastRecord(ctx context.Context, id int, now time.Time) string {
 	if s.store == nil {
-		return "no record: the process kept it in memory"
+		return fmt.Sprintf("no record: the process kept it in memory; the new one will recover the last %v only", recovery.DefaultAssumedDowntime)
 	}
 	recs, err := s.store.Load(ctx)
 	if err != nil {

@@ -29,6 +29,7 @@ type timeline struct {
 	begun     bool     // the header is out: lines are written as they come
 	up        bool     // the producer's last status
 	ups       int      // how many times it came up
+	replayed  int      // replayed messages received when it last came up
 }
 
 func newTimeline(out io.Writer, start time.Time, t *tally) *timeline {
@@ -88,8 +89,13 @@ func (tl *timeline) OnProducerStatusChange(_ context.Context, s feed.ProducerSta
 		tl.printf("producer %d down (%s)", s.Producer, s.Reason)
 	} else {
 		// The SDK holds an up back until the recovery's messages are processed: by now
-		// they all have been.
-		tl.printf("producer %d up (%s), after processing %d replayed messages", s.Producer, s.Reason, tl.tally.replayedCount())
+		// they all have been. Those received since the last up are this recovery's.
+		replayed := tl.tally.replayedCount()
+		tl.mu.Lock()
+		n := replayed - tl.replayed
+		tl.replayed = replayed
+		tl.mu.Unlock()
+		tl.printf("producer %d up (%s), after processing %s", s.Producer, s.Reason, plural(n, "replayed message"))
 	}
 	tl.mu.Lock()
 	tl.up = !s.Down
