@@ -503,8 +503,13 @@ func summarize(out io.Writer, t *tally, st figures, restarted bool, elapsed time
 	line("  received live", acc.live)
 	line("  not delivered live, recovered by replay", acc.recovered)
 	line("  lost (never received)", acc.lost)
-	for _, m := range acc.firstLost {
-		fmt.Fprintf(out, "      lost: %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+	if n := len(acc.firstLost); n > 0 {
+		if n < acc.lost {
+			fmt.Fprintf(out, "      the first %d of them:\n", n)
+		}
+		for _, m := range acc.firstLost {
+			fmt.Fprintf(out, "        %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+		}
 	}
 	line("live messages out of order (within a match)", acc.reordered)
 	line("event messages received", t.total())

@@ -211,6 +211,10 @@ func TestRestartWithRecordsInMemoryRecoversTheAssumedDowntimeOnly(t *testing.T) 
 		`(?:.*\n)*?\s+\d+\.\d\ds  gave up after \d+\.\ds: (\d+) messages? still missing\n`).FindStringSubmatch(text)
 	require.Len(t, m, 2, "no wait at the end in:\n%s", text)
 	assert.Equal(t, strconv.Itoa(lost), m[1], "what it gave up on is what the summary counts as lost")
+	if lost > maxLostShown {
+		assert.Regexp(t, `lost \(never received\)\s+\d+\n      the first 5 of them:\n(        sr:match:\d+ \w+ stamped \S+, published \d+\.\d+s in\n){5}`, text,
+			"the first lost are named")
+	}
 	assert.Regexp(t, `\n\nFAILED: `+strconv.Itoa(lost)+` of `+strconv.Itoa(count(t, text, "event messages sent"))+` event messages sent were lost \(never received\)\n$`, text,
 		"the last line is the verdict")
 }
