@@ -2,18 +2,21 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
-// -h and -help print the usage and exit 0, as a user asking for help expects; a flag the
+// -h and -help print the usage and exit 0, as a user asking for help expects: first a
+// sentence saying what the program does, then how to run it and the flags. A flag the
 // command does not know exits 1 and names it.
 func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 0, command([]string{arg}, &out, &errOut), arg)
-		assert.Contains(t, out.String(), "Usage of oddsfeed:", arg)
+		assert.True(t, strings.HasPrefix(out.String(), "oddsfeed runs the feedkit SDK on a simulated odds feed "), "%s starts with what the program does:\n%s", arg, out.String())
+		assert.Contains(t, out.String(), "\nUsage: oddsfeed [flags]", arg)
 		assert.Contains(t, out.String(), "-duration", arg)
 		assert.Empty(t, errOut.String(), arg)
 	}

@@ -22,11 +22,12 @@ type ledger struct {
 
 	mu         sync.Mutex
 	matches    map[feed.URN]*matchLedger
-	pending    int // messages sent and not yet received, over all matches
-	seen       int // matches seen
-	duplicates int // messages received again (a replay of one already received, or its live copy after the replay)
-	reordered  int // live messages that arrived before a live message sent earlier
-	received   int // messages struck off
+	pending    int      // messages sent and not yet received, over all matches
+	seen       matchSet // every match that sent a message, forgotten or not
+	duplicates int      // messages received again (a replay of one already received, or its live copy after the replay)
+	reordered  int      // live messages that arrived before a live message sent earlier
+	live       int      // messages struck off by their live copy
+	recovered  int      // messages struck off by a replay: not delivered live (or not yet)
 	progress   chan struct{}
 	sentSignal chan struct{} // signalled at every message noted as sent
 }
@@ -80,7 +81,7 @@ func (l *ledger) sent(event feed.URN, typ feed.MessageType, ts time.Time) uint64
 	if ml == nil {
 		ml = &matchLedger{}
 		l.matches[event] = ml
-		l.seen++
+		l.seen.add(event)
 	}
 	ml.nextSeq++
 	now := time.Now()
@@ -98,7 +99,7 @@ func (l *ledger) sent(event feed.URN, typ feed.MessageType, ts time.Time) uint64
 func (l *ledger) sentCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.received + l.pending
+	return l.live + l.recovered + l.pending
 }
 
 func (l *ledger) unsent(event feed.URN, seq uint64) {
@@ -111,9 +112,10 @@ func (l *ledger) unsent(event feed.URN, seq uint64) {
 	}
 }
 
-// receive strikes a message off its match's account. A live message found there must
-// not have been sent before the last live message received; one not found arrived before
-// (live or in a replay) and counts as a duplicate.
+// receive strikes a message off its match's account, as received live or recovered by a
+// replay. A live message found there must not have been sent before the last live
+// message received; one not found arrived before (live or in a replay) and counts as a
+// duplicate.
 func (l *ledger) receive(m feed.Message, replay bool) {
 	h := m.MessageHeader()
 	l.mu.Lock()
@@ -121,8 +123,7 @@ func (l *ledger) receive(m feed.Message, replay bool) {
 	ml := l.matches[h.Event]
 	i := -1
 	if ml != nil {
-		typ, ts := m.Type(), h.Timestamp.UnixMilli()
-		i = slices.IndexFunc(ml.outstanding, func(e entry) bool { return e.typ == typ && e.ts == ts })
+		i = ml.find(m.Type(), h.Timestamp.UnixMilli(), replay)
 	}
 	if i < 0 {
 		l.duplicates++
@@ -133,7 +134,10 @@ func (l *ledger) receive(m feed.Message, replay bool) {
 	if len(ml.outstanding) == 0 {
 		ml.outstanding = nil // a match's backlog may have been long: let it go
 	}
-	if !replay {
+	if replay {
+		l.recovered++
+	} else {
+		l.live++
 		if e.seq < ml.lastLive {
 			l.reordered++
 		}
@@ -141,11 +145,32 @@ func (l *ledger) receive(m feed.Message, replay bool) {
 	}
 	ml.lastActive = time.Now()
 	l.pending--
-	l.received++
 	select {
 	case l.progress <- struct{}{}:
 	default:
 	}
+}
+
+// find returns the index of the outstanding entry that a message received is, or -1.
+// The ledger knows a message by its type and timestamp, and a match may send two of a
+// type in one millisecond (a burst after a pause): then a live message is taken for the
+// oldest of them that the live stream has not passed yet, as the stream delivers in
+// order, and a replayed one for the oldest that the live stream has passed, which only
+// a replay can bring; failing that, for the oldest.
+func (ml *matchLedger) find(typ feed.MessageType, ts int64, replay bool) int {
+	first := -1
+	for i, e := range ml.outstanding { // oldest first
+		if e.typ != typ || e.ts != ts {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if passed := e.seq < ml.lastLive; passed == replay {
+			return i
+		}
+	}
+	return first
 }
 
 // forgetIdle drops the matches with nothing outstanding that have been quiet for longer
@@ -176,10 +201,15 @@ func (l *ledger) wait(ctx context.Context, stall time.Duration) {
 	}
 }
 
-// accounts is the ledger's verdict.
+// accounts is the ledger's verdict. Every message sent was received live, or recovered
+// by a replay (not delivered live: the connection was down, or the process stopped), or
+// is lost (never received): sent = live + recovered + lost.
 type accounts struct {
-	sent, received, lost, duplicates, reordered, matches int
-	firstLost                                            []lostMessage // the first few lost, oldest first
+	sent, live, recovered, lost int
+	duplicates                  int           // copies of messages already received
+	reordered                   int           // live messages that arrived after a later live message of their match
+	matches                     int           // distinct matches
+	firstLost                   []lostMessage // the first few lost, oldest first
 }
 
 // lostMessage names a message that never arrived, for the summary: what the operator
@@ -203,8 +233,8 @@ func (l *ledger) outstanding() int {
 func (l *ledger) accounts() accounts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return accounts{sent: l.received + l.pending, received: l.received, lost: l.pending,
-		duplicates: l.duplicates, reordered: l.reordered, matches: l.seen, firstLost: l.firstLostLocked()}
+	return accounts{sent: l.live + l.recovered + l.pending, live: l.live, recovered: l.recovered, lost: l.pending,
+		duplicates: l.duplicates, reordered: l.reordered, matches: l.seen.n, firstLost: l.firstLostLocked()}
 }
 
 func (l *ledger) firstLostLocked() []lostMessage {
@@ -216,4 +246,30 @@ func (l *ledger) firstLostLocked() []lostMessage {
 	}
 	slices.SortFunc(lost, func(a, b lostMessage) int { return a.sent.Compare(b.sent) })
 	return lost[:min(len(lost), maxLostShown)]
+}
+
+// matchSet is the set of matches that sent a message, for the count of distinct
+// matches: the accounts forget a match that has been quiet for a while, and a match
+// quiet for longer than that (many matches at a low rate) would count again. It keeps
+// a bit per match number in blocks of 64, so that its memory stays small over a long
+// run: the simulator numbers its matches one after the other.
+type matchSet struct {
+	blocks map[matchBlock]uint64
+	n      int // matches in the set
+}
+
+type matchBlock struct {
+	prefix, typ string
+	hi          int64 // the match's number without its last 6 bits
+}
+
+func (s *matchSet) add(u feed.URN) {
+	if s.blocks == nil {
+		s.blocks = map[matchBlock]uint64{}
+	}
+	k, bit := matchBlock{u.Prefix, u.Type, u.ID >> 6}, uint64(1)<<(uint64(u.ID)&63)
+	if s.blocks[k]&bit == 0 {
+		s.blocks[k] |= bit
+		s.n++
+	}
 }

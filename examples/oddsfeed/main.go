@@ -1,7 +1,10 @@
 // Command oddsfeed runs the odds-feed simulator and the feedkit SDK on it, on the embedded
-// broker or on RabbitMQ, prints what happens while the feed flows, and ends with a
-// summary: messages by type, matches, the recoveries, errors, throughput, and a check
-// that every message sent arrived and that each match's live messages arrived in order.
+// broker or on RabbitMQ. It prints what the run is, then what happens while the feed
+// flows, then a summary of the whole run: each event message sent received live,
+// recovered by a replay or lost (never received), the copies received more than once,
+// messages by type, distinct matches, the recoveries, errors, throughput. Its last line is
+// the verdict: whether every message sent was received and each match's live messages in
+// order.
 //
 //	go run ./examples/oddsfeed                      # 10 s, 100 matches, 2,000 messages/s
 //	go run ./examples/oddsfeed -duration 30s -matches 1000 -rate 10000
@@ -14,13 +17,14 @@
 //
 // A third of the way in, once the producer is up, the feed has an outage (-outage long):
 // the producer's alives stop, so the SDK reports it down; on the embedded broker the
-// connection drops too, and what is published meanwhile is lost to the session. The
+// connection drops too, and what is published meanwhile is not delivered live. The
 // outage ends once it has lasted -outage and the producer was found down. When the alives
 // resume, the SDK requests a recovery from the last alive before the outage, the
-// simulator's recovery API replays what was sent since, and the producer's up reaches the
-// listener only once every replayed message has been processed. The run lasts -duration,
-// or longer if that up has not come by then: the story is driven by the feed's events,
-// so it is told whole on a machine of any speed.
+// simulator's recovery API replays what was sent since (what was not delivered live, and
+// messages the listener already had, which it receives twice), and the producer's up
+// reaches the listener only once every replayed message has been processed. The run
+// lasts -duration, or longer if that up has not come by then: the story is driven by the
+// feed's events, so it is told whole on a machine of any speed.
 //
 // The SDK keeps its producer records, what a restarted process recovers each producer
 // from, where -state says: a file (recovery.FileStore) or PostgreSQL (pgstore.Store).
@@ -54,7 +58,8 @@
 //
 // Without -amqp it needs no services. With -amqp the simulator publishes to the exchange
 // (-exchange, declared if missing) of that broker and the SDK consumes from it through
-// package rabbitmq. It exits 0 after the summary, or 1 if anything was lost or reordered.
+// package rabbitmq. Its last line is the verdict: OK if every message sent was received
+// and each match's live messages in order, else FAILED and why; it exits 0 or 1 to match.
 package main
 
 import (
@@ -84,20 +89,37 @@ func main() {
 }
 
 // command runs the program with the command line's arguments and returns its exit
-// status: 0 after -h, which prints the usage, and 1 for a bad flag or a failed run.
+// status: 0 after -h, which prints the usage, or after a run whose verdict is OK; 1 for
+// a bad flag, an error, or a run whose verdict is FAILED.
 func command(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C ends the feed and lets the run account for what it sent; a second
+	// one ends the program at once.
+	go func() { <-ctx.Done(); stop() }()
 	err := run(ctx, args, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, errFailed):
+		return 1 // the verdict, the last line printed, says why
 	case err != nil:
 		fmt.Fprintln(stderr, "oddsfeed:", err)
 		return 1
 	}
 	return 0
 }
+
+// usage is what -h prints before the flags: what the program does first.
+const usage = `oddsfeed runs the feedkit SDK on a simulated odds feed for about 10 seconds, through
+an outage and its recovery, prints what happens and a summary, and checks that every
+message sent was received, each match's live messages in order. Its last line is the
+verdict, OK or FAILED, and its exit status 0 or 1 to match.
+
+Usage: oddsfeed [flags]    (from the repository: go run ./examples/oddsfeed [flags])
+
+Flags:
+`
 
 type options struct {
 	duration time.Duration
@@ -127,7 +149,11 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("oddsfeed", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long the simulator publishes, at least (until the outage's recovery is done)")
+	fs.Usage = func() {
+		fmt.Fprint(out, usage)
+		fs.PrintDefaults()
+	}
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long the simulator publishes, at least (longer if a recovery is still under way then)")
 	fs.IntVar(&o.matches, "matches", 100, "matches running at any time")
 	fs.Float64Var(&o.rate, "rate", 2000, "event messages per second (0: as fast as possible)")
 	fs.DurationVar(&o.progress, "progress", time.Second, "interval between progress lines")
@@ -136,10 +162,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.exchange, "exchange", rabbitmq.DefaultExchange, "with -amqp: the topic exchange to publish to and consume from")
 	fs.IntVar(&o.threads, "threads", concurrent.DefaultThreads, "workers of the concurrent listener (0: serial delivery)")
 	fs.DurationVar(&o.outage, "outage", time.Second, "length of the feed outage a third of the way in (0: none)")
-	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, lost with the process")
+	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, gone when the process stops")
 	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
 	fs.StringVar(&o.names, "names", "", "name the markets and outcomes of every bet settlement in this language (en, de), from the simulator's Sports API; empty: ids only")
-	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait for a message still on its way before counting what is missing as lost")
+	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait with no message arriving before counting what is still missing as lost (never received)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -239,7 +265,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		OnError:    tally.onError,
 	}
 	proc := &process{cfg: cfg, listener: tally, timeline: tally.timeline, built: func(sdk *feedkit.SDK) { tally.namer.names.Store(sdk.Names()) }}
+	// The header is printed once Open has read the account's producers; what the SDK
+	// reports meanwhile is held back until then.
+	head := header(o, link, state)
 	if err := proc.start(ctx); err != nil {
+		tally.timeline.begin(head + "\n")
 		if ctx.Err() != nil {
 			return nil // interrupted before the feed began: nothing to tell
 		}
@@ -247,10 +277,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// Whatever ends the run early, the SDK is closed (a second Close does nothing).
 	defer proc.stop(context.Background())
-	fmt.Fprintf(out, "oddsfeed: %d matches, %s messages/s for %v on %s, %s, producer records in %s\n",
-		o.matches, rateText(o.rate), o.duration, link.where, dispatchText(o.threads), state.where)
-	fmt.Fprintf(out, "oddsfeed: set up from a token on the %s environment (the simulator's API); producers of the account: %s\n",
-		env.Name, producerIDs(proc.sdk.Producers()))
+	tally.timeline.begin(head + headerLine("set up", fmt.Sprintf("from a token on the %s environment (the simulator's API); producers of the account: %s",
+		env.Name, producerIDs(proc.sdk.Producers()))) + "\n")
 
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
@@ -272,14 +300,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	sim.WaitReplays()
-	ledger.wait(ctx, o.stall)
+	waitForTheRest(done, ledger, tally.timeline, o.stall)
 	elapsed := time.Since(start)
 	closing, cancel := context.WithTimeout(done, 30*time.Second)
 	defer cancel()
 	if err := proc.stop(closing); err != nil {
 		return err
 	}
-	return summarize(out, tally, proc.stats, link, elapsed)
+	return summarize(out, tally, proc.stats, o.restart > 0, elapsed)
 }
 
 // script runs the feed for at least -duration, through its events rather than a
@@ -323,6 +351,7 @@ func script(ctx context.Context, o options, outage *outage, rs *restart, t *tall
 		case err := <-simDone:
 			return err // the simulator stopped on its own: a publishing error
 		case <-ctx.Done():
+			tl.printf("interrupted: the feed stops here; what it sent is still accounted for")
 			outage.stop()
 			return nil
 		}
@@ -346,6 +375,32 @@ func script(ctx context.Context, o options, outage *outage, rs *restart, t *tall
 	}
 }
 
+// waitForTheRest waits for the messages still on their way once the feed has stopped,
+// and says so: how many, for how long, and how the wait ended. It gives up once none has
+// arrived for stall; what is then missing counts as lost.
+func waitForTheRest(ctx context.Context, l *ledger, tl *timeline, stall time.Duration) {
+	n := l.outstanding()
+	if n == 0 {
+		return
+	}
+	tl.printf("the feed has stopped: waiting for %s still on the way (giving up once none has arrived for %v)...", plural(n, "message"), stall)
+	began := time.Now()
+	l.wait(ctx, stall)
+	if n := l.outstanding(); n > 0 {
+		tl.printf("gave up after %.1fs: %s still missing", time.Since(began).Seconds(), plural(n, "message"))
+	} else {
+		tl.printf("all arrived, in %.2fs", time.Since(began).Seconds())
+	}
+}
+
+// plural says how many things there are: "1 message", "2 messages".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // stallLimit is how long the end of a run waits for a message while some are still on
 // their way: longer than any pause of a busy machine, so that what it then counts as lost
 // is lost.
@@ -360,19 +415,37 @@ func producerIDs(ps []recovery.ProducerState) string {
 	return strings.Join(ids, ", ")
 }
 
-func dispatchText(threads int) string {
-	if threads == 0 {
-		return "serial delivery"
+// header says what the run is, before anything happens in it: the feed, the listener,
+// the outage, the restart and where the producer records are kept.
+func header(o options, l link, st stateStore) string {
+	rate := fmt.Sprintf("%.0f event messages/s", o.rate)
+	if o.rate == feedtest.Unlimited {
+		rate = "event messages as fast as it can"
 	}
-	return fmt.Sprintf("%d workers", threads)
+	listener := fmt.Sprintf("%d workers: matches in parallel, each match's messages in order", o.threads)
+	if o.threads == 0 {
+		listener = "serial delivery: one message at a time"
+	}
+	outage := "none"
+	switch {
+	case o.outage > 0 && l.broker != nil:
+		outage = fmt.Sprintf("%v, a third of the way in: the producer's alives stop and the connection drops", o.outage)
+	case o.outage > 0:
+		outage = fmt.Sprintf("%v, a third of the way in: the producer's alives stop (the connection stays up)", o.outage)
+	}
+	restart := "none"
+	if o.restart > 0 {
+		restart = fmt.Sprintf("two thirds of the way in, the process stops for %v of the feed's time", o.restart)
+	}
+	return fmt.Sprintf("oddsfeed: the feedkit SDK on a simulated odds feed for %v (longer if a recovery is still under way then)\n", o.duration) +
+		headerLine("feed", fmt.Sprintf("%d matches at a time, %s, on %s", o.matches, rate, l.where)) +
+		headerLine("listener", listener) +
+		headerLine("outage", outage) +
+		headerLine("restart", restart) +
+		headerLine("records", "producer records in "+st.where)
 }
 
-func rateText(r float64) string {
-	if r == feedtest.Unlimited {
-		return "unlimited"
-	}
-	return fmt.Sprintf("%.0f", r)
-}
+func headerLine(label, text string) string { return fmt.Sprintf("  %-9s  %s\n", label, text) }
 
 // link is the broker the example runs on.
 type link struct {
@@ -415,50 +488,90 @@ func (w wholeWrites) Publish(ctx context.Context, key string, body []byte) error
 	return w.Publisher.Publish(context.WithoutCancel(ctx), key, body)
 }
 
-func summarize(out io.Writer, t *tally, st figures, l link, elapsed time.Duration) error {
+// summarize prints the summary of the whole run: the ledger's accounts of what was sent,
+// what the listener received, and the SDK's figures, summed over the processes of
+// -restart.
+func summarize(out io.Writer, t *tally, st figures, restarted bool, elapsed time.Duration) error {
 	acc := t.ledger.accounts()
-	fmt.Fprintln(out, "\nsummary")
-	line := func(label string, v any) { fmt.Fprintf(out, "  %-30s %10v\n", label, v) }
-	for _, tc := range t.typeCounts() {
-		line(tc.typ.String(), tc.n)
+	if restarted {
+		fmt.Fprintln(out, "\nsummary of the whole run, both processes")
+	} else {
+		fmt.Fprintln(out, "\nsummary of the whole run")
 	}
+	line := func(label string, v any) { fmt.Fprintf(out, "  %-46s %10v\n", label, v) }
 	line("event messages sent", acc.sent)
-	line("event messages received", t.total())
-	line("  of which replayed", t.replayedCount())
-	line("  received more than once", acc.duplicates)
-	line("system messages", st.system)
-	line("connection losses", st.connectionDowns)
-	if l.broker != nil {
-		line("messages lost in the outage", l.broker.Stats().LostWhileDown)
+	line("  received live", acc.live)
+	line("  not delivered live, recovered by replay", acc.recovered)
+	line("  lost (never received)", acc.lost)
+	if n := len(acc.firstLost); n > 0 {
+		if n < acc.lost {
+			fmt.Fprintf(out, "      the first %d of them:\n", n)
+		}
+		for _, m := range acc.firstLost {
+			fmt.Fprintf(out, "        %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+		}
 	}
+	line("live messages out of order (within a match)", acc.reordered)
+	line("event messages received", t.total())
+	line("  replayed by a recovery", t.replayedCount())
+	line("  received more than once", acc.duplicates)
+	fmt.Fprintln(out, "      (a recovery replays the feed from the last point known safe, before the")
+	fmt.Fprintln(out, "      interruption or the start, so it repeats messages the listener already had:")
+	fmt.Fprintln(out, "      listeners must be idempotent)")
+	fmt.Fprintln(out, "  event messages received, by type")
+	for _, tc := range t.typeCounts() {
+		line("  "+tc.typ.String(), tc.n)
+	}
+	line("distinct matches", acc.matches)
+	line("system messages", st.system)
+	line("connections dropped", st.connectionDowns)
 	line("recoveries requested", st.requested)
 	line("recoveries completed", st.completed)
-	line("producer ups held back", st.deferred)
-	line("matches", acc.matches)
-	line("unparsable", t.unparsableCount())
+	line("producer ups held back for replayed messages", st.deferred)
+	line("unparsable messages", t.unparsableCount())
 	line("errors reported", t.errorCount())
 	if t.namer.lang != "" {
 		named, failed, first := t.namer.counts()
 		line("names taken ("+t.namer.lang+")", named)
 		line("names not found", failed)
 		if first != nil {
-			fmt.Fprintf(out, "  first name not found: %v\n", first)
+			fmt.Fprintf(out, "      first name not found: %v\n", first)
 		}
 	}
 	if w := st.workers; w != nil {
 		line("messages per worker", fmt.Sprintf("%d–%d", minOf(w), maxOf(w)))
 	}
 	line("elapsed", fmt.Sprintf("%.2fs", elapsed.Seconds()))
-	line("messages/s", fmt.Sprintf("%.0f", float64(t.total())/elapsed.Seconds()))
-	line("lost", acc.lost)
-	for _, m := range acc.firstLost {
-		fmt.Fprintf(out, "    lost: %s %s stamped %s, published %.3fs in\n", m.event, m.typ, stamp(m.stamp), m.sent.Sub(t.timeline.start).Seconds())
+	if n, last := t.lastReceived(); n > 0 {
+		line("received per second, until the last arrived", fmt.Sprintf("%.0f", float64(n)/last.Sub(t.timeline.start).Seconds()))
 	}
-	line("out of order", acc.reordered)
-	if acc.lost > 0 || acc.reordered > 0 {
-		return errors.New("messages were lost or reordered")
+	return verdict(out, acc)
+}
+
+// errFailed is the error of a run whose verdict is FAILED: the verdict says why.
+var errFailed = errors.New("the run failed: messages were lost or reordered")
+
+// verdict prints the run's last line, whether every message sent was received and each
+// match's live messages in order, and returns errFailed if not.
+func verdict(out io.Writer, acc accounts) error {
+	switch {
+	case acc.lost == 0 && acc.reordered == 0 && acc.recovered == 0:
+		fmt.Fprintf(out, "\nOK: every one of %d event messages sent was received live, each match's in order\n", acc.sent)
+		return nil
+	case acc.lost == 0 && acc.reordered == 0:
+		fmt.Fprintf(out, "\nOK: every one of %d event messages sent was received (%d of them recovered by replay), each match's live messages in order\n",
+			acc.sent, acc.recovered)
+		return nil
 	}
-	return nil
+	var what []string
+	if acc.lost > 0 {
+		what = append(what, fmt.Sprintf("%d of %d event messages sent were lost (never received)", acc.lost, acc.sent))
+	}
+	if acc.reordered > 0 {
+		what = append(what, fmt.Sprintf("%d live messages arrived out of order within their match", acc.reordered))
+	}
+	fmt.Fprintf(out, "\nFAILED: %s\n", strings.Join(what, "; "))
+	return errFailed
 }
 
 func minOf(xs []uint64) uint64 {

@@ -84,15 +84,19 @@ func figuresOf(st feedkit.Stats) figures {
 	return f
 }
 
+// add sums two processes' figures, every one of them (the test checks by reflection
+// that none is left out), the messages per worker worker by worker.
 func (f figures) add(g figures) figures {
 	sum := figures{system: f.system + g.system, connectionDowns: f.connectionDowns + g.connectionDowns,
 		requested: f.requested + g.requested, completed: f.completed + g.completed, deferred: f.deferred + g.deferred}
-	if g.workers != nil {
-		sum.workers = make([]uint64, len(g.workers))
+	if f.workers != nil || g.workers != nil {
+		sum.workers = make([]uint64, max(len(f.workers), len(g.workers)))
 		for i := range sum.workers {
-			sum.workers[i] = g.workers[i]
 			if i < len(f.workers) {
 				sum.workers[i] += f.workers[i]
+			}
+			if i < len(g.workers) {
+				sum.workers[i] += g.workers[i]
 			}
 		}
 	}

@@ -29,7 +29,7 @@ func openState(ctx context.Context, spec string) (stateStore, error) {
 	case spec == "":
 		// nil, not a recovery.MemoryStore shared by the two processes of -restart: a
 		// process's memory goes with it.
-		return stateStore{where: "memory (lost with the process)", close: func() {}}, nil
+		return stateStore{where: "memory (gone when the process stops)", close: func() {}}, nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		pool, err := pgxpool.New(ctx, spec)
 		if err != nil {
@@ -50,7 +50,7 @@ func openState(ctx context.Context, spec string) (stateStore, error) {
 // and the time it will recover the producer from, had it restarted at now.
 func (s stateStore) lastRecord(ctx context.Context, id int, now time.Time) string {
 	if s.store == nil {
-		return "no record: the process kept it in memory"
+		return fmt.Sprintf("no record: the process kept it in memory; the new one will recover the last %v only", recovery.DefaultAssumedDowntime)
 	}
 	recs, err := s.store.Load(ctx)
 	if err != nil {

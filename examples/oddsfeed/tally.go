@@ -19,6 +19,7 @@ type tally struct {
 	mu       sync.Mutex
 	byType   map[feed.MessageType]int
 	n        int
+	last     time.Time // when the last message was received
 	replayed int
 	unparsed int
 	errors   int
@@ -38,6 +39,7 @@ func (t *tally) add(m feed.Message) error {
 	defer t.mu.Unlock()
 	t.byType[m.Type()]++
 	t.n++
+	t.last = time.Now()
 	if replay {
 		t.replayed++
 	}
@@ -50,10 +52,13 @@ func (t *tally) onError(error) {
 	t.errors++
 }
 
-func (t *tally) total() int           { t.mu.Lock(); defer t.mu.Unlock(); return t.n }
-func (t *tally) replayedCount() int   { t.mu.Lock(); defer t.mu.Unlock(); return t.replayed }
-func (t *tally) unparsableCount() int { t.mu.Lock(); defer t.mu.Unlock(); return t.unparsed }
-func (t *tally) errorCount() int      { t.mu.Lock(); defer t.mu.Unlock(); return t.errors }
+func (t *tally) total() int { t.mu.Lock(); defer t.mu.Unlock(); return t.n }
+
+// lastReceived returns how many messages were received, and when the last one was.
+func (t *tally) lastReceived() (int, time.Time) { t.mu.Lock(); defer t.mu.Unlock(); return t.n, t.last }
+func (t *tally) replayedCount() int             { t.mu.Lock(); defer t.mu.Unlock(); return t.replayed }
+func (t *tally) unparsableCount() int           { t.mu.Lock(); defer t.mu.Unlock(); return t.unparsed }
+func (t *tally) errorCount() int                { t.mu.Lock(); defer t.mu.Unlock(); return t.errors }
 
 type typeCount struct {
 	typ feed.MessageType

@@ -15,6 +15,9 @@ import (
 // timeline is the example's GlobalEventsListener: it prints what happens to the feed,
 // stamped with the time since the start, and keeps the producer's state for the run's
 // script, which it wakes at every change.
+//
+// Until the run's header is printed (begin), it holds its lines back: the SDK reports
+// its first events while it opens, before the header can say what Open found.
 type timeline struct {
 	out       io.Writer
 	start     time.Time
@@ -22,8 +25,11 @@ type timeline struct {
 	connected chan struct{} // signalled at every ConnectionUp
 	changed   chan struct{} // signalled at every producer status change
 	mu        sync.Mutex
-	up        bool // the producer's last status
-	ups       int  // how many times it came up
+	held      []string // lines printed before the header, oldest first
+	begun     bool     // the header is out: lines are written as they come
+	up        bool     // the producer's last status
+	ups       int      // how many times it came up
+	replayed  int      // replayed messages received when it last came up
 }
 
 func newTimeline(out io.Writer, start time.Time, t *tally) *timeline {
@@ -33,7 +39,24 @@ func newTimeline(out io.Writer, start time.Time, t *tally) *timeline {
 func (tl *timeline) printf(format string, args ...any) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	fmt.Fprintf(tl.out, "  %6.2fs  %s\n", time.Since(tl.start).Seconds(), fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("  %6.2fs  %s\n", time.Since(tl.start).Seconds(), fmt.Sprintf(format, args...))
+	if !tl.begun {
+		tl.held = append(tl.held, line)
+		return
+	}
+	io.WriteString(tl.out, line)
+}
+
+// begin writes the run's header, then the lines held back until now, and from then on
+// writes each line as it comes.
+func (tl *timeline) begin(header string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	io.WriteString(tl.out, header)
+	for _, line := range tl.held {
+		io.WriteString(tl.out, line)
+	}
+	tl.held, tl.begun = nil, true
 }
 
 // producer returns whether the producer is up and how many times it has come up.
@@ -66,8 +89,13 @@ func (tl *timeline) OnProducerStatusChange(_ context.Context, s feed.ProducerSta
 		tl.printf("producer %d down (%s)", s.Producer, s.Reason)
 	} else {
 		// The SDK holds an up back until the recovery's messages are processed: by now
-		// they all have been.
-		tl.printf("producer %d up (%s), after processing %d replayed messages", s.Producer, s.Reason, tl.tally.replayedCount())
+		// they all have been. Those received since the last up are this recovery's.
+		replayed := tl.tally.replayedCount()
+		tl.mu.Lock()
+		n := replayed - tl.replayed
+		tl.replayed = replayed
+		tl.mu.Unlock()
+		tl.printf("producer %d up (%s), after processing %s", s.Producer, s.Reason, plural(n, "replayed message"))
 	}
 	tl.mu.Lock()
 	tl.up = !s.Down
