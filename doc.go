@@ -81,7 +81,8 @@
 // of the recovery behind it has been processed, with either delivery.
 // [SDK.RecoverEvent] recovers one event's messages through the same listeners.
 // [SDK.Stats] encodes to JSON for an operator's /stats endpoint, and [SDK.Flush] lets a
-// test wait until what was read has been processed. Config.Clock is the time of
+// test wait until what was read has been processed. [SDK.HealthHandler] serves the
+// liveness and readiness probes of Kubernetes (/healthz, /readyz). Config.Clock is the time of
 // everything the SDK builds; a test passes a clocktest.Fake.
 //
 // The kit has one rule for what goes where: what a component cannot work without, and

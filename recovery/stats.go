@@ -61,6 +61,9 @@ type ProducerState struct {
 	// HeartbeatLimit is the longest silence allowed between the producer's alives
 	// (its own, or Config.HeartbeatLimits').
 	HeartbeatLimit time.Duration `json:"heartbeat_limit_ns"`
+	// LastAliveAt is when the producer's last alive was received, on the manager's
+	// clock; zero before the first.
+	LastAliveAt time.Time `json:"last_alive_at,omitzero"`
 }
 
 // Producers returns the state of every producer followed, in the order of its list
@@ -71,7 +74,8 @@ func (m *Manager) Producers() []ProducerState {
 	out := make([]ProducerState, 0, len(m.order))
 	for _, p := range m.order {
 		st := ProducerState{Record: p.rec, Up: p.up, Delayed: p.delayed,
-			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt, ClockDrift: p.drift, HeartbeatLimit: p.limit}
+			RecoveryPending: p.needs || p.inFlight != 0, RetryAt: p.retryAt, ClockDrift: p.drift, HeartbeatLimit: p.limit,
+			LastAliveAt: p.aliveAt}
 		if p.hold != nil {
 			h := *p.hold
 			st.Hold = &h

@@ -166,6 +166,12 @@ func (t *Transport) settings(ctx context.Context) (*settings, error) {
 	return t.resolved, nil
 }
 
+// ReconnectBound is the longest a subscription that lost its link goes without an
+// attempt to make a new one: the longest wait between attempts (MaxReconnectDelay) and
+// an attempt's own bound (DialTimeout). A health check that sees no attempt for longer
+// knows the transport is stuck, not reconnecting.
+func (t *Transport) ReconnectBound() time.Duration { return t.s.MaxReconnectDelay + t.s.DialTimeout }
+
 // permanent reports whether a failed first attempt means the configuration is wrong,
 // so that retrying would only hide the mistake.
 func permanent(err error) bool {
