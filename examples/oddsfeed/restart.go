@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedkit/feedkit"
@@ -22,9 +23,10 @@ type process struct {
 	cfg      feedkit.Config
 	listener feed.OddsFeedListener
 	timeline *timeline
-	sdk      *feedkit.SDK       // nil while stopped
-	stats    figures            // of the processes stopped so far, summed
-	built    func(*feedkit.SDK) // called with each SDK before it opens
+	sdk      *feedkit.SDK                // nil while stopped
+	stats    figures                     // of the processes stopped so far, summed
+	built    func(*feedkit.SDK)          // called with each SDK before it opens
+	serving  atomic.Pointer[feedkit.SDK] // the SDK -http serves; nil between processes
 }
 
 // start opens a new SDK and returns once its session's queue is bound: before, what
@@ -45,6 +47,7 @@ func (p *process) start(ctx context.Context) error {
 	if err := sdk.AddSession(feed.AllMessages, p.listener); err != nil {
 		return err
 	}
+	p.serving.Store(sdk)
 	if err := sdk.Open(ctx); err != nil {
 		return err
 	}
@@ -63,6 +66,7 @@ func (p *process) stop(ctx context.Context) error {
 	if p.sdk == nil {
 		return nil
 	}
+	p.serving.Store(nil)
 	err := p.sdk.Close(ctx)
 	p.stats = p.stats.add(figuresOf(p.sdk.Stats()))
 	p.sdk = nil
