@@ -7,8 +7,9 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultThreads   = 10
-	DefaultQueueSize = 10_000
+	DefaultThreads      = 10
+	DefaultQueueSize    = 10_000
+	DefaultTimingSample = 64
 )
 
 // maxThreads is a sanity bound: more workers than this is a configuration mistake (a
@@ -39,6 +40,14 @@ type Config struct {
 	OnError func(error)
 	// Logger logs the same errors; nil is silent.
 	Logger *slog.Logger
+	// Name labels the pool in what Observer is told ("" is allowed).
+	Name string
+	// Observer is told of every listener call, for metrics; nil tells no one.
+	Observer Observer
+	// TimingSample is how many calls go between two whose queue wait and duration are
+	// measured for Observer (Call.Timed); 0 means DefaultTimingSample, 1 times every call.
+	// Reading the clock costs about as much as the pool's own work per call.
+	TimingSample int
 }
 
 // settings is a Config with its defaults applied.

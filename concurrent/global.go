@@ -87,6 +87,8 @@ type GateConfig struct {
 	// Logger logs the same, and the statuses held back, released and cancelled; nil is
 	// silent.
 	Logger *slog.Logger
+	// Observer is told of the ups held back and released, for metrics; nil tells no one.
+	Observer Observer
 }
 
 // NewStatusGate returns a listener that forwards to l, holding ups back on the

@@ -74,6 +74,9 @@ type SessionConfig struct {
 	OnError func(error)
 	// Logger logs the same errors; nil is silent.
 	Logger *slog.Logger
+	// Observer is told of every message read and every one that could not be routed or
+	// decoded, for metrics; nil tells no one.
+	Observer Observer
 }
 
 // SessionStats counts what a session read.

@@ -117,6 +117,9 @@ type Config struct {
 	OnError func(error)
 	// Logger logs what the manager does; nil is silent.
 	Logger *slog.Logger
+	// Observer is told of status changes, alives and recoveries, for metrics; nil tells
+	// no one.
+	Observer Observer
 }
 
 // settings is a Config with its defaults applied, and the manager's wiring.

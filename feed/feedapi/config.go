@@ -52,6 +52,9 @@ type Config struct {
 	OnResponse func(Response)
 	// Clock paces the retries and times the requests; nil is the wall clock.
 	Clock clock.Clock
+	// Observer is told of every attempt sent and every request held, for metrics; nil
+	// tells no one.
+	Observer Observer
 }
 
 // settings is a Config checked and with its defaults applied.

@@ -55,6 +55,8 @@ type Config struct {
 	RefetchInterval time.Duration
 	// Clock tells the time of cache entries; nil means the system clock.
 	Clock clock.Clock
+	// Observer is told of every cache read and eviction, for metrics; nil tells no one.
+	Observer Observer
 }
 
 func (c *Config) setDefaults() error {

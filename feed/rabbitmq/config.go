@@ -102,6 +102,9 @@ type Config struct {
 
 	// Clock paces reconnection attempts; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
+	// Observer is told of links made and lost and attempts failed, for metrics; nil tells
+	// no one.
+	Observer Observer
 }
 
 // VirtualHostSource tells the broker's virtual host of an account: the feed's API does
