@@ -101,6 +101,10 @@ type Config struct {
 	// client, the names' caches, its RabbitMQ transport); nil is the wall clock. A test
 	// passes a clocktest.Fake here and moves time instead of sleeping.
 	Clock clock.Clock
+	// Observer is told of what every part of the SDK does, for metrics; nil tells no
+	// one. The SDK hands it to everything it builds: leave the Observer of API,
+	// Recovery, Concurrent, Names and AMQP nil.
+	Observer Observer
 	// OnError receives every error any part of the SDK reports; it must be safe for
 	// concurrent use. nil ignores them.
 	OnError func(error)
@@ -124,6 +128,9 @@ func (c *Config) check() error {
 		return errors.New("feedkit: Config.Names.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
 	case c.API.Clock != nil:
 		return errors.New("feedkit: Config.API.Clock is set: set Config.Clock, which the SDK hands to everything it builds")
+	case c.Recovery.Observer != nil || c.Names.Observer != nil || c.API.Observer != nil ||
+		(c.Concurrent != nil && c.Concurrent.Observer != nil) || (c.AMQP != nil && c.AMQP.Observer != nil):
+		return errors.New("feedkit: an Observer is set in a part's config: set Config.Observer, which the SDK hands to everything it builds")
 	case c.API.Node != (feed.NodeID{}):
 		return errors.New("feedkit: Config.API.Node is set: set Config.Node, which the SDK hands to the API client")
 	}

@@ -22,6 +22,12 @@ type SerialConfig struct {
 	OnError func(error)
 	// Logger logs the same errors; nil is silent.
 	Logger *slog.Logger
+	// Name labels the dispatcher in what Observer is told ("" is allowed).
+	Name string
+	// Observer is told of every listener call, for metrics; nil tells no one.
+	Observer Observer
+	// TimingSample is as Config.TimingSample.
+	TimingSample int
 }
 
 // SerialDispatcher delivers the messages of a session to a customer's feed.OddsFeedListener
