@@ -468,6 +468,12 @@ if (($# > 0)); then
 	exit 0
 fi
 
+# Every Go module of the repository, as go.work lists them (the core, the examples,
+# the metrics adapters), as package patterns: "./..." for the core, "./examples/..."
+# and so on. From the root, in workspace mode, one go command covers them all.
+mapfile -t PKGS < <(go list -m -f '{{.Dir}}' | while read -r dir; do echo ".${dir#"$PWD"}/..."; done)
+echo "modules: ${PKGS[*]}"
+
 # ---------------------------------------------------------------------------
 # Stress: the tests with every CPU busy
 # ---------------------------------------------------------------------------
@@ -485,10 +491,10 @@ if [[ $MODE == stress ]]; then
 	# A slowed machine's time is the point of this mode: go test's default of 10
 	# minutes a package is not a bound on it.
 	section "go test -race -count=1 ./... (beside $hogs busy loops)"
-	go test -race -count=1 -timeout 60m ./...
+	go test -race -count=1 -timeout 60m "${PKGS[@]}"
 
 	# The packages whose tests reach RabbitMQ or PostgreSQL, where timing is least ours.
-	integration=$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+	integration=$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' "${PKGS[@]}" |
 		awk '/feedkit\/internal\/(testenv|pgtest)( |$)/ { print $1 }')
 	section "go test -race -count=$count on the integration packages (beside $hogs busy loops)"
 	echo "$integration"
@@ -504,7 +510,7 @@ fi
 if [[ $MODE == crash ]]; then
 	section "go test -tags crash -run '^TestCrash' ./..."
 	set +e
-	go test -tags crash -run '^TestCrash' -count=1 -v -timeout 60m ./... | tee "${TMP_DIR:-/tmp}/crash.log" |
+	go test -tags crash -run '^TestCrash' -count=1 -v -timeout 60m "${PKGS[@]}" | tee "${TMP_DIR:-/tmp}/crash.log" |
 		grep -E '^(crash:|--- |=== RUN   TestCrash[^/]*$|ok |FAIL|panic)' | grep -vE 'no tests to run|SKIP: TestCrashChild'
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -528,9 +534,17 @@ if [[ -n $unformatted ]]; then
 fi
 echo "ok"
 
-section "go vet ./... (and with -tags crash)"
-go vet ./...
-go vet -tags crash ./...
+section "go.mod of each module tidy, on its own (GOWORK=off)"
+for pattern in "${PKGS[@]}"; do
+	dir=${pattern%/...}
+	echo "--- $dir"
+	(cd "$dir" && GOWORK=off go mod tidy -diff && GOWORK=off go build ./...)
+done
+echo "ok"
+
+section "go vet ${PKGS[*]} (and with -tags crash)"
+go vet "${PKGS[@]}"
+go vet -tags crash "${PKGS[@]}"
 echo "ok"
 
 section "staticcheck ./... ($STATICCHECK_VERSION)"
@@ -545,17 +559,17 @@ if ! "$staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"
 	go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
 "$staticcheck" -version
-"$staticcheck" ./...
-"$staticcheck" -tags crash ./...
+"$staticcheck" "${PKGS[@]}"
+"$staticcheck" -tags crash "${PKGS[@]}"
 echo "ok"
 
-section "go test -race -count=1 ./..."
-go test -race -count=1 ./...
+section "go test -race -count=1 ${PKGS[*]}"
+go test -race -count=1 "${PKGS[@]}"
 
 section "fuzz targets (${FEEDKIT_FUZZTIME:-5s} each)"
 # go test -list prints a package's matching names just before its
 # "ok <package>" line; pair them up as "<package> <name>".
-fuzz_list=$(go test -list '^Fuzz' ./... | awk '
+fuzz_list=$(go test -list '^Fuzz' "${PKGS[@]}" | awk '
 	/^Fuzz/ { names[n++] = $1; next }
 	/^ok[ \t]/ { for (i = 0; i < n; i++) print $2, names[i]; n = 0 }
 ')
