@@ -189,6 +189,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	}
 	global := feedtest.NewGlobalRecorder()
 	var sdk *feedkit.SDK
+	obs := newCountingObserver()
 	// What the customer sees when an up reaches it.
 	global.Hook = func(_ context.Context, c feedtest.GlobalCall) string {
 		if c.Kind != feedtest.CallProducerStatus || c.Status.Down {
@@ -215,6 +216,7 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 		},
 		Clock:      clk,
 		Concurrent: delivery(threads),
+		Observer:   obs,
 	})
 	require.NoError(t, err)
 	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
@@ -299,6 +301,54 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	}
 	assert.Empty(t, rec.Unparsable())
 	global.RequireNone(t)
+	requireObservedAsCounted(t, sdk, obs, rec, global)
+}
+
+// requireObservedAsCounted holds what the SDK told its Observer against what its Stats,
+// the listener and the global listener counted: every message, call, status change,
+// alive, recovery and request told once.
+func requireObservedAsCounted(t *testing.T, sdk *feedkit.SDK, obs *countingObserver, rec *feedtest.Recorder, global *feedtest.GlobalRecorder) {
+	t.Helper()
+	require.NoError(t, sdk.Flush(t.Context()))
+	st, got := sdk.Stats(), obs.totals()
+	var received uint64
+	for _, s := range st.Sessions {
+		received += s.Received
+	}
+	assert.Equal(t, received, got.Received, "messages received")
+	assert.Equal(t, uint64(len(rec.Unparsable())), got.Unparsable, "messages unparsable")
+	var calls uint64
+	for _, n := range got.Calls {
+		calls += n
+	}
+	assert.Equal(t, uint64(len(rec.Messages())+len(rec.Unparsable())), calls, "listener calls")
+	assert.Equal(t, st.Recovery.Alives, got.Alives, "alives")
+	assert.Equal(t, st.Recovery.RecoveriesRequested+st.Recovery.EventRecoveriesRequested, got.Requests[recovery.RequestAccepted], "recoveries accepted")
+	assert.Equal(t, st.Recovery.RequestsRateLimited, got.Requests[recovery.RequestRateLimited], "requests rate limited")
+	assert.Equal(t, st.Recovery.RequestsFailed, got.Requests[recovery.RequestFailed], "requests failed")
+	assert.Equal(t, st.Recovery.RecoveriesCompleted+st.Recovery.EventRecoveriesCompleted, got.Ended[recovery.RecoveryCompleted], "recoveries completed")
+	assert.Equal(t, st.Global.Deferred, got.UpsHeld, "ups held back")
+	assert.Equal(t, st.Global.Released, got.UpsReleased, "ups released")
+	if st.API != nil {
+		assert.Equal(t, st.API.Requests, got.APIRequests, "API requests")
+		assert.Equal(t, st.API.Held, got.APIHeld, "API requests held")
+	}
+	if st.Transport != nil {
+		assert.Equal(t, st.Transport.Connects, got.LinkUps, "links made")
+		assert.Equal(t, st.Transport.ConnectionDrops, got.LinkDowns, "links lost")
+		assert.Equal(t, st.Transport.FailedAttempts, got.LinkFails, "attempts failed")
+	}
+	var told []string
+	for _, c := range global.Calls() {
+		if c.Kind == feedtest.CallProducerStatus {
+			told = append(told, feedtest.GlobalCall{Kind: c.Kind, Status: c.Status}.String())
+		}
+	}
+	var observed []string
+	for _, s := range got.Statuses {
+		observed = append(observed, feedtest.GlobalCall{Kind: feedtest.CallProducerStatus, Status: s}.String())
+	}
+	assert.Equal(t, told, observed, "status changes, in order")
 }
 
 // identity names a message by what the feed put in it.

@@ -42,6 +42,8 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Threads: -1} }, "Config.Concurrent"},
 		{func(c *feedkit.Config) { c.Concurrent, c.QueueSize = &concurrent.Config{}, 5 }, "Config.QueueSize is for serial delivery"},
 		{func(c *feedkit.Config) { c.QueueSize = -1 }, "Config.QueueSize"},
+		{func(c *feedkit.Config) { c.Recovery.Observer = newCountingObserver() }, "an Observer is set in a part's config: set Config.Observer"},
+		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Observer: newCountingObserver()} }, "set Config.Observer"},
 	}
 	for _, c := range cases {
 		cfg := ok()
