@@ -116,6 +116,21 @@
 // Failed requests (5xx, 429, timeouts) are reported and retried with exponential backoff
 // (or after the API's Retry-After); the producer stays down meanwhile.
 //
+// # Metrics
+//
+// Config.Observer (set for the whole SDK by feedkit.Config.Observer; the otelfeedkit and
+// promfeedkit modules implement it) is told what a dashboard counts, as it happens:
+// every status change the GlobalEventsListener is told, InitialState included and in
+// the same order; the lag of every alive (our clock at its receipt minus its timestamp,
+// as ProducerState.ClockDrift); every recovery request, accepted, rate_limited or failed
+// (a recovery skipped because recoveries are disabled is none); and how each accepted
+// recovery ended, completed or timed_out, with the time it took from its acceptance. Its
+// totals are the Stats counters: RecoveriesRequested and EventRecoveriesRequested,
+// RequestsRateLimited, RequestsFailed, RecoveriesCompleted, RecoveryTimeouts and their
+// event counterparts. It is called once the manager has acted, with none of its locks
+// held, but in line with its work: a slow observer slows the manager. What is a level
+// rather than an event (producers up, the age of the last alive) is read from Producers.
+//
 // # Persistence
 //
 // Records are saved through a Store (MemoryStore, FileStore, pgstore.Store) on every

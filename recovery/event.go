@@ -24,12 +24,13 @@ var ErrNoEventRequester = errors.New("recovery: RecoverEvent: the Requester does
 // eventRecovery is a recovery of one event, from the request until its snapshot_complete
 // has come on every session.
 type eventRecovery struct {
-	producer feed.Producer
-	event    feed.URN
-	stateful bool
-	at       time.Time    // when it was requested
-	accepted bool         // the API accepted it; OnRecoveryInitiated was told
-	seen     map[int]bool // the sessions its snapshot_complete came on
+	producer   feed.Producer
+	event      feed.URN
+	stateful   bool
+	at         time.Time    // when it was requested
+	accepted   bool         // the API accepted it; OnRecoveryInitiated was told
+	acceptedAt time.Time    // when the acceptance was applied, in our clock (Observer)
+	seen       map[int]bool // the sessions its snapshot_complete came on
 }
 
 // eventResult is the API's answer to an event recovery request, for the manager's loop.
@@ -143,22 +144,22 @@ func (m *Manager) onEventResult(r *eventResult, now time.Time) {
 		delete(m.events, r.id)
 		if errors.Is(r.err, ErrRateLimited) {
 			m.stats.RequestsRateLimited++
+			m.observeRequestLocked(e.producer.ID, e.kind(), RequestRateLimited)
 		} else {
 			m.stats.RequestsFailed++
+			m.observeRequestLocked(e.producer.ID, e.kind(), RequestFailed)
 		}
 		return
 	}
-	e.accepted = true
+	e.accepted, e.acceptedAt = true, now
 	m.stats.EventRecoveriesRequested++
+	m.observeRequestLocked(e.producer.ID, e.kind(), RequestAccepted)
 	m.effects = append(m.effects, func() {
 		m.s.Logger.LogAttrs(m.ctx, slog.LevelInfo, "recovery: event recovery requested", slog.Int("producer", e.producer.ID),
 			slog.String("event", e.event.String()), slog.Bool("stateful", e.stateful), slog.Int64("request_id", r.id))
 	})
 	if l := m.s.listener; l != nil {
-		ri := feed.RecoveryInitiated{Producer: e.producer.ID, RequestID: r.id, Kind: feed.EventRecovery, Event: e.event}
-		if e.stateful {
-			ri.Kind = feed.EventStatefulRecovery
-		}
+		ri := feed.RecoveryInitiated{Producer: e.producer.ID, RequestID: r.id, Kind: e.kind(), Event: e.event}
 		m.effects = append(m.effects, func() {
 			m.callListener("OnRecoveryInitiated", func() { l.OnRecoveryInitiated(m.ctx, ri) })
 		})
@@ -174,12 +175,13 @@ func (m *Manager) onEventSnapshot(id int64, e *eventRecovery, session int, now t
 
 // maybeCompleteEvent ends an accepted event recovery once its snapshot_complete has come
 // on every session.
-func (m *Manager) maybeCompleteEvent(id int64, e *eventRecovery, _ time.Time) {
+func (m *Manager) maybeCompleteEvent(id int64, e *eventRecovery, now time.Time) {
 	if !e.accepted || len(e.seen) < m.s.sessions {
 		return
 	}
 	delete(m.events, id)
 	m.stats.EventRecoveriesCompleted++
+	m.observeEndLocked(e.producer.ID, e.kind(), RecoveryCompleted, e.acceptedAt, now)
 	if l := m.s.listener; l != nil {
 		done := feed.EventRecoveryCompleted{Producer: e.producer.ID, Event: e.event, RequestID: id}
 		m.effects = append(m.effects, func() {
@@ -202,6 +204,7 @@ func (m *Manager) checkEvents(now time.Time) {
 		}
 		delete(m.events, id)
 		m.stats.EventRecoveryTimeouts++
+		m.observeEndLocked(e.producer.ID, e.kind(), RecoveryTimedOut, e.acceptedAt, now)
 		m.reportLocked(&TimeoutError{Producer: e.producer.ID, RequestID: id, RequestedAt: e.at, Event: e.event})
 	}
 }

@@ -83,6 +83,7 @@ type producer struct {
 	// come ahead of the replay on some session.
 	floor       time.Time
 	coveredFrom time.Time     // where the accepted recovery goes back to
+	acceptedAt  time.Time     // when the API's acceptance of that recovery was applied, in our clock (Observer)
 	hold        *Hold         // a failed message holding the recovery point; nil when none
 	drift       time.Duration // our clock minus the feed's, at the last alive
 	drifting    bool          // drift is past driftWarning (logged)

@@ -19,13 +19,19 @@ type Observer interface {
 	ProducerStatusChanged(s feed.ProducerStatus)
 	// ProducerAlive is told of each alive of a followed producer that the manager
 	// processes; lag is the local clock at its receipt minus its timestamp: how late the
-	// feed runs, the broker's queue included.
+	// feed runs, the broker's queue included (ProducerState.ClockDrift). The copies of
+	// an alive that other sessions deliver are not told, nor an alive without a
+	// timestamp, which has no lag.
 	ProducerAlive(producer int, lag time.Duration)
 	// RecoveryRequested is told of each recovery request the manager tried to send,
-	// with how it went.
+	// with how it went: Stats counts the same in RecoveriesRequested (or
+	// EventRecoveriesRequested), RequestsRateLimited and RequestsFailed. A recovery
+	// skipped because recoveries are disabled is no request.
 	RecoveryRequested(producer int, kind feed.RecoveryKind, result RequestResult)
 	// RecoveryEnded is told when a recovery the API accepted ends, with how it ended
-	// and how long it took from its acceptance.
+	// and how long it took from its acceptance, on the manager's clock. A producer's
+	// recovery cut short by a lost connection or subscribed=0 is not ended: it is
+	// requested again, and that request ends in its turn.
 	RecoveryEnded(producer int, kind feed.RecoveryKind, result RecoveryResult, took time.Duration)
 }
 

@@ -90,14 +90,17 @@ func (m *Manager) initialLocked(now time.Time) []feed.ProducerStatus {
 	return out
 }
 
-// tellInitial tells the listener the initial statuses.
+// tellInitial tells the listener and the observer the initial statuses, each status to
+// both in turn, as the manager tells later changes.
 func (m *Manager) tellInitial(sts []feed.ProducerStatus) {
-	l := m.s.listener
-	if l == nil {
-		return
-	}
+	l, o := m.s.listener, m.s.Observer
 	for _, st := range sts {
-		m.callListener("OnProducerStatusChange", func() { l.OnProducerStatusChange(m.ctx, st) })
+		if l != nil {
+			m.callListener("OnProducerStatusChange", func() { l.OnProducerStatusChange(m.ctx, st) })
+		}
+		if o != nil {
+			o.ProducerStatusChanged(st)
+		}
 	}
 }
 

@@ -86,19 +86,22 @@ func (m *Manager) onResult(r result, now time.Time) {
 		p.attempt++
 		p.again = false // the retry is the request the new need called for
 		m.stats.RequestsFailed++
+		m.observeRequestLocked(p.feed.ID, feed.ProducerRecovery, RequestFailed)
 		m.reportLocked(&RequestError{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from, RetryAt: p.retryAt, Err: r.err})
 	case !r.reservation.Allowed:
 		p.retryAt = r.reservation.RetryAt
 		m.stats.RequestsRateLimited++
+		m.observeRequestLocked(p.feed.ID, feed.ProducerRecovery, RequestRateLimited)
 		m.reportLocked(&RequestError{Producer: p.feed.ID, RequestID: r.req.id, After: r.req.from, RetryAt: p.retryAt, Err: ErrRateLimited})
 	default:
 		p.needs, p.attempt, p.retryAt = false, 0, time.Time{}
-		p.coveredFrom = r.req.from
+		p.coveredFrom, p.acceptedAt = r.req.from, now
 		p.rec.State = Recovering
 		p.rec.RecoveryRequestedAt = r.req.at
 		p.rec.RecoverySnapshotID = r.req.id
 		p.rec.RecoveryNodeID = m.s.node
 		m.stats.RecoveriesRequested++
+		m.observeRequestLocked(p.feed.ID, feed.ProducerRecovery, RequestAccepted)
 		m.saveLocked(p, now)
 		m.logLocked(slog.LevelInfo, "recovery: requested", p, slog.Int64("request_id", r.req.id), slog.Time("from", r.req.from))
 		if l := m.s.listener; l != nil {

@@ -28,6 +28,10 @@ func (m *Manager) onAlive(a *feed.Alive, now time.Time) {
 	p.lastAlive = a.Timestamp
 	m.stats.Alives++
 	m.observeDrift(p, a.Timestamp, now)
+	if !a.Timestamp.IsZero() { // without one, there is no lag to tell
+		id, lag := p.feed.ID, p.drift
+		m.observeLocked(func(o Observer) { o.ProducerAlive(id, lag) })
+	}
 	m.mon.BeatAt(p.feed.ID, now) // the same instant the gap below is measured to
 	// Liveness is measured in our clock, between receipts; the recovery point is in the
 	// feed's (onProcessed).
@@ -167,6 +171,7 @@ func (m *Manager) maybeComplete(p *producer, now time.Time) {
 		return
 	}
 	m.stats.RecoveriesCompleted++
+	m.observeEndLocked(p.feed.ID, feed.ProducerRecovery, RecoveryCompleted, p.acceptedAt, now)
 	m.logLocked(slog.LevelInfo, "recovery: completed", p, slog.Int64("request_id", p.rec.RecoverySnapshotID))
 	m.becomeHealthy(p, now)
 }
@@ -200,6 +205,7 @@ func (m *Manager) checkTimeout(p *producer, now time.Time) {
 		return
 	}
 	m.stats.RecoveryTimeouts++
+	m.observeEndLocked(p.feed.ID, feed.ProducerRecovery, RecoveryTimedOut, p.acceptedAt, now)
 	m.reportLocked(&TimeoutError{Producer: p.feed.ID, RequestID: p.rec.RecoverySnapshotID, RequestedAt: p.rec.RecoveryRequestedAt})
 	m.need(p, now, "snapshot_complete overdue")
 	m.saveLocked(p, now)
@@ -269,4 +275,5 @@ func (m *Manager) updateFrom(p *producer, reason feed.StatusReason, session *fee
 			m.callListener("OnProducerStatusChange", func() { l.OnProducerStatusChange(m.ctx, st) })
 		})
 	}
+	m.observeLocked(func(o Observer) { o.ProducerStatusChanged(st) })
 }
