@@ -11,9 +11,9 @@ import "time"
 // Scheduler.Cycles when the metrics are collected (CycleStatus.Metadata, whose Throttle
 // is the interval the cycle publishes at now, an operator's SetThrottle included).
 //
-// Its methods are called on the cycles' goroutines, concurrently, with no lock of the
-// scheduler held: they must be quick, must not block and must not call back into the
-// scheduler. The cycle is named by its name, which the config bounds (at most 64
+// Its methods are called on the cycles' goroutines (and on an operator's, for the save
+// of ResetCycle), concurrently, with no lock held that Cycles, Cycle or Status take: they
+// must be quick, must not block and must not call back into the scheduler. The cycle is named by its name, which the config bounds (at most 64
 // characters, and as many as there are cycles): fit for a metric's label. An item's id
 // never is.
 type Observer interface {

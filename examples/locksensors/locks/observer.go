@@ -9,9 +9,9 @@ import "time"
 // LivenessStats is a sum of what the Observer was told.
 //
 // Its methods are called on the parts' goroutines (a Notifier's workers, the queue
-// consumers calling HandleBatch), concurrently, after the Store has committed what they
-// tell and with no lock held: they must be quick, must not block and must not call back
-// into the part. Every argument is bounded, fit for a metric's label: never a sensor,
+// consumers calling HandleBatch), concurrently, with no lock of the parts held, where
+// their Stats count (an attempt is told before the Store records it): they must be
+// quick, must not block and must not call back into the part. Every argument is bounded, fit for a metric's label: never a sensor,
 // a client or a notification.
 type Observer interface {
 	// LockBatchStored is told after each batch an Ingester stored, with what it did.
