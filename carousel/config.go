@@ -42,6 +42,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock is the source of time; nil is the wall clock. (a clocktest.Fake in tests).
 	Clock clock.Clock
+	// Observer is told what the cycles do, for metrics; nil tells no one.
+	Observer Observer
 }
 
 // withDefaults validates c and fills in the defaults, naming the first bad field.

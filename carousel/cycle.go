@@ -214,7 +214,7 @@ func (c *cycle) run(ctx context.Context, done chan struct{}, gen Generation) {
 	c.mu.Unlock()
 	// Loaded here rather than by the scheduler, so that a store that fails for a moment
 	// makes the cycle unhealthy and retried, not silently left stopped.
-	err := c.retry(ctx, "loading metadata", func() error { return c.restore(ctx) })
+	err := c.retry(ctx, OpLoad, func() error { return c.restore(ctx) })
 	if err == nil {
 		err = c.claim(ctx, gen)
 	}
@@ -255,7 +255,7 @@ func (c *cycle) iterate(ctx context.Context, gen Generation) error {
 	c.mu.Unlock()
 	for {
 		var page []Item
-		err := c.retry(ctx, "listing", func() (err error) {
+		err := c.retry(ctx, OpList, func() (err error) {
 			page, err = c.sc.source.List(ctx, q, after, pageSize)
 			return err
 		})
@@ -307,7 +307,7 @@ func (c *cycle) begin(ctx context.Context) (Query, error) {
 
 	var total int
 	var at position
-	if err := c.retry(ctx, "counting", func() (err error) {
+	if err := c.retry(ctx, OpCount, func() (err error) {
 		if total, err = c.sc.source.Count(ctx, q); err != nil || !resume {
 			return err
 		}
@@ -413,8 +413,15 @@ func (c *cycle) end(ctx context.Context, gen Generation) error {
 	c.mu.Lock()
 	c.meta.IterationEnd = c.sc.Clock.Now()
 	c.meta.InProgress = false
+	var took time.Duration
+	if start := c.meta.IterationStart; !start.IsZero() && start.Before(c.meta.IterationEnd) {
+		took = c.meta.IterationEnd.Sub(start)
+	}
 	c.touchLocked()
 	c.mu.Unlock()
+	if o := c.sc.Observer; o != nil {
+		o.CarouselIterationCompleted(c.cfg.Name, took)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.sc.PublishTimeout)
 	defer cancel()
 	if err := c.save(ctx, gen); errors.Is(err, ErrFenced) {
@@ -557,7 +564,8 @@ func (c *cycle) sleepFor(ctx context.Context, d time.Duration) error {
 func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	c.mu.Lock()
 	c.meta.CurrentItem = it.ID
-	c.lastPub = c.sc.Clock.Now()
+	began := c.sc.Clock.Now()
+	c.lastPub = began
 	c.nextPub = c.lastPub.Add(c.meta.Throttle)
 	p := Publication{Cycle: c.cfg.Name, Origin: c.cfg.Origin, Collection: c.cfg.Collection, Item: it,
 		Iteration: c.meta.Iteration, Position: c.meta.Completed + 1}
@@ -586,6 +594,14 @@ func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	if err != nil {
 		c.log.Warn("publish failed", "item", it.ID, "err", err)
 	}
+	if o := c.sc.Observer; o != nil {
+		// The clock is read again only for an observer.
+		if took := c.sc.Clock.Since(began); err != nil {
+			o.CarouselPublishFailed(c.cfg.Name, took)
+		} else {
+			o.CarouselPublished(c.cfg.Name, took)
+		}
+	}
 	if due {
 		if err := c.save(ctx, gen); errors.Is(err, ErrFenced) {
 			return err
@@ -594,10 +610,12 @@ func (c *cycle) publish(ctx context.Context, it Item, gen Generation) error {
 	return nil
 }
 
-// retry calls f until it succeeds, marking the cycle unhealthy while it fails and waiting
-// a capped exponential backoff between calls; under StopWhenUnhealthy the first failure
-// stops the cycle instead. It returns ctx's error, or the failure that stopped the cycle.
-func (c *cycle) retry(ctx context.Context, what string, f func() error) error {
+// retry calls f, the operation op, until it succeeds, marking the cycle unhealthy while it
+// fails and waiting a capped exponential backoff between calls; under StopWhenUnhealthy
+// the first failure stops the cycle instead. It returns ctx's error, or the failure that
+// stopped the cycle.
+func (c *cycle) retry(ctx context.Context, op Op, f func() error) error {
+	what := op.doing()
 	for attempt := 0; ; attempt++ {
 		err := f()
 		if err == nil {
@@ -617,6 +635,9 @@ func (c *cycle) retry(ctx context.Context, what string, f func() error) error {
 		c.meta.LastError = fmt.Sprintf("%s: %v", what, err)
 		c.touchLocked()
 		c.mu.Unlock()
+		if o := c.sc.Observer; o != nil {
+			o.CarouselFailed(c.cfg.Name, op)
+		}
 		if c.sc.StopWhenUnhealthy {
 			return fmt.Errorf("carousel: cycle %s: %s: %w", c.cfg.Name, what, err)
 		}
@@ -688,8 +709,17 @@ func (c *cycle) save(ctx context.Context, gen Generation) error {
 	c.mu.Unlock()
 	err := c.sc.Store.Save(ctx, m, gen)
 	if err != nil {
-		if !errors.Is(err, ErrFenced) {
+		fenced := errors.Is(err, ErrFenced)
+		if !fenced {
 			c.log.Error("saving metadata failed", "err", err)
+		}
+		if o := c.sc.Observer; o != nil {
+			switch {
+			case fenced:
+				o.CarouselFenced(c.cfg.Name)
+			case ctx.Err() == nil: // not cut short by a stop
+				o.CarouselFailed(c.cfg.Name, OpSave)
+			}
 		}
 		c.mu.Lock()
 		c.lastSave = time.Time{}

@@ -113,4 +113,12 @@
 // its NewHandler serves the operator API (cycles, throttles, stop/resume/reset, scheduler
 // start/shutdown, health) and an HTML status page with a progress bar per cycle, and its
 // Publisher POSTs each publication to a URL. examples/carousel puts it together.
+//
+// # Metrics
+//
+// Config.Observer is told, per cycle (by name, never by item), of every item published
+// or failed and how long its Publish took, every iteration completed and how long it
+// took, every failed call to the Source or the store, and every save refused as fenced.
+// What is a level (progress, throttle, states) is read from Scheduler.Cycles when the
+// metrics are collected. A nil Observer costs a nil check.
 package carousel

@@ -15,6 +15,13 @@
 // Readings reach the Ingester (a BatchHandler) from locks/rabbitmq's Consumer, or from
 // a LocalQueue in the process.
 //
+// For metrics, an Observer in the configs of the Ingester, the Notifier and the
+// Liveness is told what each does as it happens: the readings of each stored batch by
+// outcome and the messages rejected, each attempt to deliver a notification by outcome
+// (delivered, failed with a retry due, dead) and its duration, the cancellations, the
+// sensors lost and restored, and the store errors. It is never told a sensor's id, and
+// what it is told sums to the parts' Stats.
+//
 // # What a receiver sees
 //
 // A client receives a POST with a JSON Body for each event of each sensor linked to it:

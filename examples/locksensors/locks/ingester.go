@@ -24,6 +24,9 @@ type IngesterConfig struct {
 	Seen func(id SensorID, at time.Time)
 	// Notified, if set, is called after a batch created notifications (Notifier.Wake).
 	Notified func()
+	// Observer is told of every batch stored and every one the store failed, for
+	// metrics; nil tells no one.
+	Observer Observer
 }
 
 // Ingester turns batches of reading messages into stored readings, state changes and
@@ -120,9 +123,16 @@ func (in *Ingester) HandleBatch(ctx context.Context, msgs []Message) error {
 	})
 	if err != nil {
 		in.stats.storeErrors.Add(1)
+		if o := in.cfg.Observer; o != nil {
+			o.LockStoreFailed(PartIngester)
+		}
 		return fmt.Errorf("locks: store a batch of %d messages: %w", len(msgs), err)
 	}
 	in.count(t, n)
+	if o := in.cfg.Observer; o != nil {
+		o.LockBatchStored(BatchCounts{Changed: t.changed, Same: t.same, Stale: t.stale, Rejected: len(t.dead),
+			Restored: t.restored, Notifications: n})
+	}
 	for _, d := range t.dead {
 		in.cfg.Logger.Warn("locks: reading refused", "reason", d.Reason, "raw", string(d.Raw))
 	}

@@ -42,6 +42,9 @@ type LivenessConfig struct {
 	Checked func(id SensorID, lost bool)
 	Clock   clock.Clock
 	Logger  *slog.Logger
+	// Observer is told of every loss recorded, every false alarm and every store error,
+	// for metrics; nil tells no one.
+	Observer Observer
 }
 
 // Liveness finds the sensors that fell silent, with a heartbeat.Monitor fed by the
@@ -149,7 +152,7 @@ func (l *Liveness) Run(ctx context.Context) error {
 				return nil
 			case <-t.C():
 				if err := l.sync(ctx); err != nil && ctx.Err() == nil {
-					l.stats.errors.Add(1)
+					l.storeFailed()
 					l.cfg.Logger.Error("locks: resync the liveness monitor", "err", err)
 				}
 			}
@@ -226,7 +229,7 @@ func (l *Liveness) retry(ctx context.Context, f func(context.Context) error) err
 		if err == nil || ctx.Err() != nil {
 			return ctx.Err()
 		}
-		l.stats.errors.Add(1)
+		l.storeFailed()
 		l.cfg.Logger.Error("locks: liveness", "err", err, "attempt", attempt+1)
 		t := l.cfg.Clock.NewTimer(l.cfg.Retry.Delay(attempt))
 		select {
@@ -235,6 +238,14 @@ func (l *Liveness) retry(ctx context.Context, f func(context.Context) error) err
 			return ctx.Err()
 		case <-t.C():
 		}
+	}
+}
+
+// storeFailed counts a Store error.
+func (l *Liveness) storeFailed() {
+	l.stats.errors.Add(1)
+	if o := l.cfg.Observer; o != nil {
+		o.LockStoreFailed(PartLiveness)
 	}
 }
 
@@ -267,9 +278,15 @@ func (l *Liveness) markLost(ctx context.Context, id SensorID) error {
 		l.m.Forget(id)
 	case !heard.IsZero():
 		l.stats.falseAlarms.Add(1)
+		if o := l.cfg.Observer; o != nil {
+			o.LockFalseAlarm()
+		}
 		l.m.BeatAt(id, heard)
 	case marked:
 		l.stats.lost.Add(1)
+		if o := l.cfg.Observer; o != nil {
+			o.LockSensorLost(n)
+		}
 		l.cfg.Logger.Info("locks: sensor lost", "sensor", id, "notifications", n)
 		if n > 0 && l.cfg.Notified != nil {
 			l.cfg.Notified()

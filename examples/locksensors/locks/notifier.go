@@ -56,6 +56,9 @@ type NotifierConfig struct {
 	UserAgent string
 	Clock     clock.Clock
 	Logger    *slog.Logger
+	// Observer is told of every attempt, cancellation and store error, for metrics; nil
+	// tells no one.
+	Observer Observer
 }
 
 // Notifier delivers the Store's pending notifications: it claims the due ones, POSTs
@@ -210,7 +213,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 			ds, err := n.store.Claim(ctx, ClaimRequest{Now: n.now(), Limit: free,
 				MaxAttempts: n.cfg.MaxAttempts, RetryAfter: n.retryAfter})
 			if err != nil && ctx.Err() == nil {
-				n.stats.errors.Add(1)
+				n.storeFailed()
 				n.cfg.Logger.Error("locks: claim notifications", "err", err)
 			}
 			got = len(ds)
@@ -278,6 +281,9 @@ func (n *Notifier) attempt(ctx context.Context, d Delivery) {
 	if !d.Linked {
 		r.At, r.Status, r.Reason = n.now(), Cancelled, fmt.Sprintf("client %d is no longer linked to sensor %q", d.ClientID, d.SensorID)
 		n.stats.cancelled.Add(1)
+		if o := n.cfg.Observer; o != nil {
+			o.LockNotificationCancelled()
+		}
 		n.finish(ctx, r)
 		return
 	}
@@ -288,19 +294,23 @@ func (n *Notifier) attempt(ctx context.Context, d Delivery) {
 	code, err := n.post(context.WithoutCancel(ctx), d, timeout)
 	a := &Attempt{Notification: d.ID, N: d.Attempts, At: start, Duration: n.cfg.Clock.Since(start), StatusCode: code}
 	r.Attempt, r.At = a, n.now()
+	var outcome AttemptOutcome
 	switch {
 	case err == nil:
-		r.Status = Delivered
+		r.Status, outcome = Delivered, AttemptDelivered
 		n.stats.delivered.Add(1)
 	case d.Attempts >= n.cfg.MaxAttempts:
 		a.Error = err.Error()
-		r.Status, r.Reason = Dead, fmt.Sprintf("gave up after %d attempts: %v", d.Attempts, err)
+		r.Status, r.Reason, outcome = Dead, fmt.Sprintf("gave up after %d attempts: %v", d.Attempts, err), AttemptDead
 		n.stats.dead.Add(1)
 		n.cfg.Logger.Warn("locks: notification dead", "id", d.ID, "sensor", d.SensorID, "client", d.ClientID, "err", err)
 	default:
 		a.Error = err.Error()
-		r.Status = Pending
+		r.Status, outcome = Pending, AttemptFailed
 		n.stats.failed.Add(1)
+	}
+	if o := n.cfg.Observer; o != nil {
+		o.LockNotificationAttempted(outcome, a.Duration)
 	}
 	n.finish(ctx, r)
 }
@@ -310,8 +320,16 @@ func (n *Notifier) finish(ctx context.Context, r Result) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := n.store.Finish(ctx, r); err != nil && !errors.Is(err, ErrNotFound) {
-		n.stats.errors.Add(1)
+		n.storeFailed()
 		n.cfg.Logger.Error("locks: record a notification attempt", "id", r.Notification, "err", err)
+	}
+}
+
+// storeFailed counts a Store error.
+func (n *Notifier) storeFailed() {
+	n.stats.errors.Add(1)
+	if o := n.cfg.Observer; o != nil {
+		o.LockStoreFailed(PartNotifier)
 	}
 }
 
