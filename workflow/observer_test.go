@@ -524,3 +524,25 @@ func TestObserverTellsOnceUnderConcurrency(t *testing.T) {
 	assert.Equal(t, released, got["ended order finished"], "every decision accepted ends its process once")
 	assert.Len(t, got, 6, "nothing else: %v", got)
 }
+
+// A process whose start broke off after its graph and task were created, before its
+// recovery time was set to its process timeout, is looked at by the process scan at its
+// idle timeout: that is no process timeout; the first one comes at the ProcessTimeout
+// from its start.
+func TestProcessTimeoutCountedFromTheStart(t *testing.T) {
+	r, rec := observed(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{
+		"order": {ProcessTimeout: time.Hour, IdleTimeout: time.Minute}}})
+	r.store.failNext("UpdateProcess", 1)
+	r.start()
+	require.Len(t, r.errs, 1)
+	r.clk.Advance(time.Minute)
+	r.recover()
+	assert.Zero(t, r.e.Counters().ProcessTimeouts, "a minute after its start")
+	r.clk.Advance(time.Hour - time.Minute - time.Second)
+	r.recover()
+	assert.Zero(t, r.e.Counters().ProcessTimeouts, "a second before its process timeout")
+	r.clk.Advance(time.Second)
+	r.recover()
+	assert.Equal(t, uint64(1), r.e.Counters().ProcessTimeouts)
+	assert.Equal(t, map[string]int{"started order": 1, "process_timeout order": 1}, rec.counts())
+}

@@ -401,10 +401,16 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 	}
 	pp := e.cfg.process(p.Type)
 	p.RecoveryTime = time.Time{}
+	timedOut := false
 	if pp.ProcessTimeout > 0 {
-		p.RecoveryTime = now.Add(pp.ProcessTimeout)
+		// A process looked at before its process timeout (its start broke off before it
+		// set the recovery time to it) is not past it: look again when it is.
+		p.RecoveryTime = p.StartedAt.Add(pp.ProcessTimeout)
+		if timedOut = !now.Before(p.RecoveryTime); timedOut {
+			p.RecoveryTime = now.Add(pp.ProcessTimeout)
+		}
 	}
-	if _, err = e.store.UpdateProcess(ctx, p); err == nil && pp.ProcessTimeout > 0 {
+	if _, err = e.store.UpdateProcess(ctx, p); err == nil && timedOut {
 		e.count(func(c *Counters) { c.ProcessTimeouts++ })
 		if o := e.cfg.Observer; o != nil {
 			o.WorkflowProcessTimeout(p.Type)
