@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -523,6 +524,64 @@ func TestObserverTellsOnceUnderConcurrency(t *testing.T) {
 	assert.Equal(t, processes/3, got["repaired order decision_applied"], "each decision left applied once")
 	assert.Equal(t, released, got["ended order finished"], "every decision accepted ends its process once")
 	assert.Len(t, got, 6, "nothing else: %v", got)
+	n, err := r.e.CountByState(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, map[workflow.ProcessState]int{workflow.ProcessRunning: processes / 3,
+		workflow.ProcessFinished: released, workflow.ProcessFailed: 0, workflow.ProcessAborted: 0,
+		workflow.ProcessBroken: 0}, n)
+}
+
+// CountByState, the level, agrees with the events told: running = started + restarted
+// from an end - ended; each end state = its ends - the restarts from it.
+func TestCountByStateMatchesTheEventsTold(t *testing.T) {
+	r, rec := observed(t, workflow.Config{Processes: map[string]workflow.ProcessPrefs{"order": {IdleTimeout: time.Minute}}})
+	ctx := t.Context()
+	zero := map[workflow.ProcessState]int{workflow.ProcessRunning: 0, workflow.ProcessFinished: 0,
+		workflow.ProcessFailed: 0, workflow.ProcessAborted: 0, workflow.ProcessBroken: 0}
+	n, err := r.e.CountByState(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, zero, n, "every state, none in it")
+
+	var ps []workflow.Process
+	for range 9 {
+		ps = append(ps, r.start())
+	}
+	for i := range 6 { // two finished, two failed, two left in progress, three queued
+		task := r.poll("check")
+		d := workflow.Decision{TaskID: task.ID, Pass: task.Pass}
+		switch i % 3 {
+		case 1:
+			d.Error = "declined"
+		case 2:
+			continue
+		}
+		r.release(d)
+	}
+	var states []workflow.ProcessState
+	for _, p := range ps {
+		states = append(states, r.process(p.ID).State)
+	}
+	aborted := ps[slices.Index(states, workflow.ProcessRunning)]
+	require.NoError(t, r.e.Abort(ctx, aborted.ID, "cancelled"))
+	failed := ps[slices.Index(states, workflow.ProcessFailed)]
+	_, err = r.e.Restart(ctx, failed.ID, "", "retry")
+	require.NoError(t, err)
+	running := ps[slices.IndexFunc(ps, func(p workflow.Process) bool { return r.process(p.ID).State == workflow.ProcessRunning })]
+	r.loseTask(running)
+
+	n, err = r.e.CountByState(ctx)
+	require.NoError(t, err)
+	got := rec.counts()
+	assert.Equal(t, map[workflow.ProcessState]int{
+		workflow.ProcessRunning: got["started order"] + got["restarted order failed"] - got["ended order finished"] -
+			got["ended order failed"] - got["ended order aborted"] - got["ended order broken"],
+		workflow.ProcessFinished: got["ended order finished"],
+		workflow.ProcessFailed:   got["ended order failed"] - got["restarted order failed"],
+		workflow.ProcessAborted:  got["ended order aborted"],
+		workflow.ProcessBroken:   got["ended order broken"],
+	}, n)
+	assert.Equal(t, map[workflow.ProcessState]int{workflow.ProcessRunning: 4, workflow.ProcessFinished: 2,
+		workflow.ProcessFailed: 1, workflow.ProcessAborted: 1, workflow.ProcessBroken: 1}, n)
 }
 
 // A process whose start broke off after its graph and task were created, before its

@@ -15,6 +15,28 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]Process, int, error) {
 	return e.store.SearchProcesses(ctx, q)
 }
 
+// CountByState returns how many processes the store holds in each state, every state
+// present (0 when none is in it): the level "processes by state", which a metrics
+// adapter reads when its metrics are collected, since an engine's Observer sees only
+// its own changes and several engines may share a store.
+//
+// It asks the store for one count per state (SearchProcesses, with a page of one), so
+// each count is exact when it is read, but the five are read one after the other: a
+// process that changes state meanwhile may be in two counts, or in none. Its cost
+// grows with the processes kept, finished ones included (in PostgreSQL a count over
+// the processes table per state): read it at the collection interval, not per event.
+func (e *Engine) CountByState(ctx context.Context) (map[ProcessState]int, error) {
+	n := make(map[ProcessState]int, len(processStateNames))
+	for s := range processStateNames {
+		_, total, err := e.store.SearchProcesses(ctx, Query{States: []ProcessState{s}, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("workflow: count of %s processes: %w", s, err)
+		}
+		n[s] = total
+	}
+	return n, nil
+}
+
 // Restart runs a process again, whatever its state: from its start task, or from the
 // task fromTask (one of its tasks, of any run) when given; reason is recorded. The
 // process's run number goes up first, so that nothing of the old run counts any more
