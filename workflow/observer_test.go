@@ -566,8 +566,16 @@ func TestCountByStateMatchesTheEventsTold(t *testing.T) {
 	failed := ps[slices.Index(states, workflow.ProcessFailed)]
 	_, err = r.e.Restart(ctx, failed.ID, "", "retry")
 	require.NoError(t, err)
-	running := ps[slices.IndexFunc(ps, func(p workflow.Process) bool { return r.process(p.ID).State == workflow.ProcessRunning })]
-	r.loseTask(running)
+	// One whose start task waits in its queue: a task in progress would reach its work
+	// timeout with the graph's check, and its requeuing push the check on.
+	waiting := ps[slices.IndexFunc(ps, func(p workflow.Process) bool {
+		p = r.process(p.ID)
+		task, err := r.store.Task(ctx, p.StartTask)
+		require.NoError(t, err)
+		return p.State == workflow.ProcessRunning && task.State == workflow.TaskQueued
+	})]
+	r.loseTask(waiting)
+	require.Equal(t, workflow.ProcessBroken, r.process(waiting.ID).State)
 
 	n, err = r.e.CountByState(ctx)
 	require.NoError(t, err)
