@@ -83,6 +83,9 @@ type Config struct {
 	OnError func(error)
 	// Logger logs the engine's repairs; nil is silent.
 	Logger *slog.Logger
+	// Observer is told of the processes started and ended, the tasks polled and
+	// released, the timeouts and the repairs, for metrics; nil tells no one.
+	Observer Observer
 }
 
 // actor is an actor type's resolved preferences.

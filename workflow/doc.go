@@ -105,6 +105,17 @@
 // processes found broken, so that an engine that takes over from one that died in its
 // middle checks the same processes and counts each once.
 //
+// # Observing
+//
+// Config.Observer is told, for metrics, of each process started, restarted and ended
+// (with its state), each task polled and each decision accepted (finished, retried or
+// failed), each work or task timeout by actor type, each process timeout, and each
+// repair by kind; its arguments are process types, actor types and small enums, never
+// an id. A change is told by the engine whose conditional write applied it, once,
+// however many engines race for it. How many processes are in each state is a level,
+// read from the store with CountByState when the metrics are collected. The modules
+// otelfeedkit and promfeedkit implement the Observer.
+//
 // # Stores
 //
 // NewMemoryStore keeps processes in one process's memory; workflow/pgstore keeps the same model in PostgreSQL

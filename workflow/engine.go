@@ -131,32 +131,40 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (p Process, create
 		e.resume(ctx, got)
 		return got, false, nil
 	}
-	if err := e.begin(ctx, got); err != nil {
+	if o := e.cfg.Observer; o != nil {
+		o.WorkflowProcessStarted(got.Type)
+	}
+	if _, err := e.begin(ctx, got); err != nil {
 		e.report(fmt.Errorf("workflow: process %s saved, its start left to recovery: %w", got.ID, err))
 	}
 	return got, true, nil
 }
 
 // begin creates a process's graph and start task, and sets its recovery time to its
-// process timeout. Each step tolerates having been done already.
-func (e *Engine) begin(ctx context.Context, p Process) error {
+// process timeout. Each step tolerates having been done already; created reports
+// whether this call created the graph (of calls racing to begin a process, one does),
+// so that a repair is told once.
+func (e *Engine) begin(ctx context.Context, p Process) (created bool, err error) {
 	now := e.clock.Now()
 	pp := e.cfg.process(p.Type)
 	g := Graph{ProcessID: p.ID, Run: p.Run, NotFinished: []string{p.StartTask}, ChangedAt: now, RecoveryTime: now.Add(pp.IdleTimeout)}
-	if err := e.store.CreateGraph(ctx, g); err != nil && !errors.Is(err, ErrExists) {
-		return err
+	switch err := e.store.CreateGraph(ctx, g); {
+	case err == nil:
+		created = true
+	case !errors.Is(err, ErrExists):
+		return false, err
 	}
 	if err := e.store.CreateTasks(ctx, []Task{e.newTask(p.StartTask, p.ID, p.Run, p.Start, now)}); err != nil {
-		return err
+		return created, err
 	}
 	p.RecoveryTime = time.Time{}
 	if pp.ProcessTimeout > 0 {
 		p.RecoveryTime = p.StartedAt.Add(pp.ProcessTimeout)
 	}
 	if _, err := e.store.UpdateProcess(ctx, p); err != nil && !errors.Is(err, ErrConflict) {
-		return err
+		return created, err
 	}
-	return nil
+	return created, nil
 }
 
 // newTask returns a queued task ready at now, with its task timeout if it has one.
@@ -190,19 +198,23 @@ func (e *Engine) Poll(ctx context.Context, actorType string) (Task, bool, error)
 			return t, ok, err
 		}
 		if !t.Deadline.IsZero() && !now.Before(t.Deadline) {
-			if err := e.reportNotApplied(e.fail(ctx, t, "task timeout", now, false)); err != nil {
+			_, err = e.fail(ctx, t, "task timeout", now, false)
+			if err = e.reportNotApplied(err); err != nil {
 				e.report(fmt.Errorf("workflow: task %s past its timeout, left to recovery: %w", t.ID, err))
 			} else {
 				e.count(func(c *Counters) { c.TaskTimeouts++ })
+				e.timedOut(TimeoutTask, actorType)
 			}
 			continue
 		}
 		// A task of a process that ended, or of a run a restart left, is not worked on.
 		p, err := e.store.Process(ctx, t.ProcessID)
 		if err != nil {
+			e.polled(actorType)
 			return t, true, nil // the work timeout repairs the task if the actor cannot use it
 		}
 		if p.State == ProcessRunning && p.Run == t.Run {
+			e.polled(actorType)
 			return t, true, nil
 		}
 		t.State, t.Error, t.RecoveryTime = TaskFailed, "process "+p.State.String()+" or restarted", time.Time{}
@@ -228,6 +240,27 @@ func (e *Engine) count(f func(c *Counters)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f(&e.counters)
+}
+
+// polled tells the observer, if any, that a task of actorType was handed out.
+func (e *Engine) polled(actorType string) {
+	if o := e.cfg.Observer; o != nil {
+		o.WorkflowTaskPolled(actorType)
+	}
+}
+
+// timedOut tells the observer, if any, of a task's timeout acted on.
+func (e *Engine) timedOut(kind TimeoutKind, actorType string) {
+	if o := e.cfg.Observer; o != nil {
+		o.WorkflowTaskTimeout(kind, actorType)
+	}
+}
+
+// repaired tells the observer, if any, of a repair made to a process of processType.
+func (e *Engine) repaired(processType string, kind RepairKind) {
+	if o := e.cfg.Observer; o != nil {
+		o.WorkflowRepaired(processType, kind)
+	}
 }
 
 func (e *Engine) report(err error) {

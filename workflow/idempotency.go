@@ -59,7 +59,10 @@ func (e *Engine) resume(ctx context.Context, p Process) {
 	}
 	_, err := e.store.Graph(ctx, p.ID)
 	if errors.Is(err, ErrNotFound) {
-		err = e.begin(ctx, p)
+		var created bool
+		if created, err = e.begin(ctx, p); created {
+			e.repaired(p.Type, RepairProcessBegun)
+		}
 	}
 	if err != nil {
 		e.report(fmt.Errorf("workflow: process %s of key %q: its start left to recovery: %w", p.ID, p.IdempotencyKey, err))

@@ -255,7 +255,7 @@ func (e *Engine) check(ctx context.Context, p Process) (bool, error) {
 	case err != nil:
 		return false, err
 	case g.Run < p.Run:
-		return true, e.resetGraph(ctx, p)
+		return e.completeRestart(ctx, p)
 	}
 	return e.recoverGraph(ctx, g, e.clock.Now())
 }

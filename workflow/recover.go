@@ -151,12 +151,16 @@ func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, 
 	switch {
 	case t.State == TaskQueued && pastDeadline,
 		t.State == TaskInProgress && pastDeadline && a.forceFinish:
-		if err = e.reportNotApplied(e.fail(ctx, t, "task timeout", now, false)); err == nil {
+		_, err = e.fail(ctx, t, "task timeout", now, false)
+		if err = e.reportNotApplied(err); err == nil {
 			e.count(func(c *Counters) { c.TaskTimeouts++ })
+			e.timedOut(TimeoutTask, t.Spec.ActorType)
 		}
 	case t.State == TaskInProgress && !a.restart:
-		if err = e.reportNotApplied(e.fail(ctx, t, "work timeout", now, true)); err == nil {
+		_, err = e.fail(ctx, t, "work timeout", now, true)
+		if err = e.reportNotApplied(err); err == nil {
 			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
+			e.timedOut(TimeoutWork, t.Spec.ActorType)
 		}
 	case t.State == TaskInProgress:
 		// Back to the queue only if still in progress (the version says so), with a new
@@ -165,6 +169,7 @@ func (e *Engine) recoverTask(ctx context.Context, t Task, now time.Time) (bool, 
 		t.RecoveryTime = t.Deadline
 		if _, err = e.store.UpdateTask(ctx, t); err == nil {
 			e.count(func(c *Counters) { c.WorkTimeouts++; c.WorkTimeoutsByActor[t.Spec.ActorType]++ })
+			e.timedOut(TimeoutWork, t.Spec.ActorType)
 			e.logger.LogAttrs(ctx, slog.LevelInfo, "workflow: work timeout, task queued again",
 				slog.String("task", t.ID), slog.String("actor", t.Spec.ActorType))
 			if p, err := e.store.Process(ctx, t.ProcessID); err == nil { // push its check
@@ -203,7 +208,7 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		return false, ignoreConflict(err)
 	}
 	if g.Run < p.Run { // a restart broke off before the graph followed it
-		return true, e.resetGraph(ctx, p)
+		return e.completeRestart(ctx, p)
 	}
 	if g.Run > p.Run { // the process was read before a restart: look again next time
 		return false, nil
@@ -213,32 +218,52 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 		return false, err
 	}
 	faults := graphFaults(p, g, tasks)
+	// The tasks in the store, and those this check creates: a missing task is told
+	// created once, though both its listing in the graph and the decision that
+	// scheduled it are faults.
+	have := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		have[t.ID] = true
+	}
 	for _, f := range faults {
 		switch f.kind {
 		case faultUnscheduled:
 			why := fmt.Sprintf("task %s is in the graph but in no store and no decision", f.task.ID)
 			if e.cfg.process(p.Type).RestartBroken {
 				e.report(fmt.Errorf("workflow: process %s restarted: %s", p.ID, why))
-				_, err := e.Restart(ctx, p.ID, "", why)
-				return err == nil, err
+				if _, err := e.Restart(ctx, p.ID, "", why); err != nil {
+					return false, err
+				}
+				e.repaired(p.Type, RepairProcessRestarted)
+				return true, nil
 			}
 			return true, e.markBroken(ctx, p, why)
 		case faultMissing:
 			if err := e.store.CreateTasks(ctx, []Task{e.newTask(f.task.ID, p.ID, g.Run, f.task.Spec, now)}); err != nil {
 				return false, err
 			}
+			e.tasksCreated(p.Type, have, f.task.ID)
 		case faultUnapplied:
-			if err := e.apply(ctx, f.task); err != nil {
+			applied, err := e.apply(ctx, f.task)
+			if applied {
+				e.repaired(p.Type, RepairDecisionApplied)
+			}
+			if err != nil {
 				return false, err
 			}
 		case faultFailed:
-			if _, err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+f.task.ID+": "+f.task.Error); err != nil {
+			ended, err := e.endProcess(ctx, p.ID, g.Run, ProcessFailed, "task "+f.task.ID+": "+f.task.Error)
+			if ended {
+				e.repaired(p.Type, RepairProcessFailed)
+			}
+			if err != nil {
 				return false, err
 			}
 		case faultNextMissing:
 			if err := e.createNext(ctx, f.task); err != nil {
 				return false, err
 			}
+			e.tasksCreated(p.Type, have, f.task.Next...)
 		}
 	}
 	repaired := len(faults) > 0
@@ -247,9 +272,23 @@ func (e *Engine) recoverGraph(ctx context.Context, g Graph, now time.Time) (bool
 	}
 	g2, err := e.updateGraph(ctx, p, func(*Graph) bool { return true }) // plan the next check
 	if err == nil && g2.Run == g.Run && len(g2.NotFinished) == 0 {
-		_, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, "")
+		var ended bool
+		if ended, err = e.endProcess(ctx, p.ID, g.Run, ProcessFinished, ""); ended {
+			e.repaired(p.Type, RepairProcessFinished)
+		}
 	}
 	return repaired, err
+}
+
+// tasksCreated tells a repair for each of ids that have, the tasks of a process's run
+// in the store, lacked, and adds it there.
+func (e *Engine) tasksCreated(processType string, have map[string]bool, ids ...string) {
+	for _, id := range ids {
+		if !have[id] {
+			have[id] = true
+			e.repaired(processType, RepairTaskCreated)
+		}
+	}
 }
 
 // runTasks returns the tasks of a process's run: those of earlier runs are over.
@@ -343,25 +382,39 @@ func (e *Engine) recoverProcess(ctx context.Context, p Process, now time.Time) (
 	g, err := e.store.Graph(ctx, p.ID)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return true, e.begin(ctx, p)
+		created, err := e.begin(ctx, p)
+		if created {
+			e.repaired(p.Type, RepairProcessBegun)
+		}
+		return true, err
 	case err != nil:
 		return false, err
 	case g.Run < p.Run:
-		return true, e.resetGraph(ctx, p)
+		return e.completeRestart(ctx, p)
 	case g.Run == p.Run && len(g.NotFinished) == 0:
 		ended, err := e.endProcess(ctx, p.ID, p.Run, ProcessFinished, "")
 		if ended {
 			e.count(func(c *Counters) { c.ProcessesFinished++ })
+			e.repaired(p.Type, RepairProcessFinished)
 		}
 		return ended, err
 	}
 	pp := e.cfg.process(p.Type)
 	p.RecoveryTime = time.Time{}
+	timedOut := false
 	if pp.ProcessTimeout > 0 {
-		p.RecoveryTime = now.Add(pp.ProcessTimeout)
+		// A process looked at before its process timeout (its start broke off before it
+		// set the recovery time to it) is not past it: look again when it is.
+		p.RecoveryTime = p.StartedAt.Add(pp.ProcessTimeout)
+		if timedOut = !now.Before(p.RecoveryTime); timedOut {
+			p.RecoveryTime = now.Add(pp.ProcessTimeout)
+		}
 	}
-	if _, err = e.store.UpdateProcess(ctx, p); err == nil && pp.ProcessTimeout > 0 {
+	if _, err = e.store.UpdateProcess(ctx, p); err == nil && timedOut {
 		e.count(func(c *Counters) { c.ProcessTimeouts++ })
+		if o := e.cfg.Observer; o != nil {
+			o.WorkflowProcessTimeout(p.Type)
+		}
 	}
 	return false, ignoreConflict(err)
 }

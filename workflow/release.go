@@ -41,7 +41,15 @@ func (e *Engine) Release(ctx context.Context, d Decision) error {
 		}
 		now := e.clock.Now()
 		if d.Error != "" {
-			err = e.fail(ctx, t, d.Error, now, true)
+			var written TaskState
+			written, err = e.fail(ctx, t, d.Error, now, true)
+			if o := e.cfg.Observer; o != nil && written != 0 {
+				result := ReleaseRetried
+				if written == TaskFailed {
+					result = ReleaseFailed
+				}
+				o.WorkflowTaskReleased(t.Spec.ActorType, result)
+			}
 		} else {
 			err = e.finish(ctx, t, d, now)
 		}
@@ -70,7 +78,10 @@ func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if err := e.apply(ctx, t); err != nil {
+	if o := e.cfg.Observer; o != nil {
+		o.WorkflowTaskReleased(t.Spec.ActorType, ReleaseFinished)
+	}
+	if _, err := e.apply(ctx, t); err != nil {
 		return fmt.Errorf("workflow: task %s: %w: %w", t.ID, ErrNotApplied, err)
 	}
 	return nil
@@ -80,20 +91,24 @@ func (e *Engine) finish(ctx context.Context, t Task, d Decision, now time.Time) 
 // moves to the finished set, the next tasks join the unfinished one), then the next
 // tasks, then the process's end when nothing is left. Every step tolerates having been
 // done already, so the recovery service repeats apply to complete one that broke off.
-func (e *Engine) apply(ctx context.Context, t Task) error {
+// applied reports whether this call's write moved the decision into the graph (of calls
+// racing to apply it, one does), so that a repair is told once.
+func (e *Engine) apply(ctx context.Context, t Task) (applied bool, err error) {
 	// A process ended (aborted, failed) or restarted meanwhile gets nothing more from a
 	// decision of its old run.
 	p, err := e.store.Process(ctx, t.ProcessID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if p.State != ProcessRunning || p.Run != t.Run {
-		return nil
+		return false, nil
 	}
 	g, err := e.updateGraph(ctx, p, func(g *Graph) bool {
+		applied = false // set again by each attempt: only the write that succeeds counts
 		if g.Run != t.Run || slices.Contains(g.Finished, t.ID) {
 			return false // a task of an earlier run changes nothing now; or applied already
 		}
+		applied = true
 		g.NotFinished = slices.DeleteFunc(g.NotFinished, func(id string) bool { return id == t.ID })
 		g.Finished = append(g.Finished, t.ID)
 		for _, id := range t.Next {
@@ -104,19 +119,19 @@ func (e *Engine) apply(ctx context.Context, t Task) error {
 		return true
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if g.Run != t.Run {
-		return nil
+		return applied, nil
 	}
 	if err := e.createNext(ctx, t); err != nil {
-		return err
+		return applied, err
 	}
 	if len(g.NotFinished) == 0 {
 		_, err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFinished, "")
-		return err
+		return applied, err
 	}
-	return nil
+	return applied, nil
 }
 
 // createNext creates the tasks a finished task scheduled (those existing are left).
@@ -154,8 +169,9 @@ func (e *Engine) updateGraph(ctx context.Context, p Process, change func(g *Grap
 // fail records a failed decision: the task is queued again after its retry policy's
 // backoff while attempts remain, and fails for good otherwise, failing its process. A
 // failure to end the process is returned wrapping ErrNotApplied: the task is failed, and
-// the graph scan fails the process.
-func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time, retry bool) error {
+// the graph scan fails the process. written is the state the task's write stored
+// (TaskQueued or TaskFailed), or 0 when that write was not applied.
+func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time, retry bool) (written TaskState, err error) {
 	a := e.cfg.actor(t.Spec.ActorType)
 	t.Error = reason
 	if retry && t.Attempts < a.retry.MaxAttempts {
@@ -163,18 +179,20 @@ func (e *Engine) fail(ctx context.Context, t Task, reason string, now time.Time,
 		t.Pass = ""
 		t.ReadyAt = now.Add(a.retry.backoff(t.Attempts))
 		t.RecoveryTime = t.Deadline
-		_, err := e.store.UpdateTask(ctx, t)
-		return err
+		if _, err := e.store.UpdateTask(ctx, t); err != nil {
+			return 0, err
+		}
+		return TaskQueued, nil
 	}
 	t.State = TaskFailed
 	t.RecoveryTime = time.Time{}
 	if _, err := e.store.UpdateTask(ctx, t); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := e.endProcess(ctx, t.ProcessID, t.Run, ProcessFailed, "task "+t.ID+": "+reason); err != nil {
-		return fmt.Errorf("workflow: task %s failed: %w: %w", t.ID, ErrNotApplied, err)
+		return TaskFailed, fmt.Errorf("workflow: task %s failed: %w: %w", t.ID, ErrNotApplied, err)
 	}
-	return nil
+	return TaskFailed, nil
 }
 
 // endProcess moves a process running run to state, retrying on conflicts (untilApplied), and reports
@@ -194,6 +212,9 @@ func (e *Engine) endProcess(ctx context.Context, id string, run int, state Proce
 		p.State, p.Reason, p.RecoveryTime = state, reason, time.Time{}
 		if p, err = e.store.UpdateProcess(ctx, p); err != nil {
 			return false, err
+		}
+		if o := e.cfg.Observer; o != nil {
+			o.WorkflowProcessEnded(p.Type, state)
 		}
 		if state != ProcessFinished {
 			if err := e.cancelRun(ctx, p, run+1, state.String()+": "+reason); err != nil {

@@ -461,3 +461,22 @@ func TestFreeText(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "pgstore: create process bad\x00: ")
 }
+
+// CountByState reads the processes by state from the store, every state present.
+func TestCountByState(t *testing.T) {
+	s := newStore(t, pgtest.Pool(t))
+	ctx := t.Context()
+	e, err := workflow.New(s, workflow.Config{})
+	require.NoError(t, err)
+	want := map[workflow.ProcessState]int{workflow.ProcessRunning: 4, workflow.ProcessFinished: 3,
+		workflow.ProcessFailed: 2, workflow.ProcessAborted: 0, workflow.ProcessBroken: 1}
+	for st, n := range want {
+		for i := range n {
+			require.NoError(t, s.CreateProcess(ctx, workflow.Process{ID: fmt.Sprintf("%s-%d", st, i), Type: "order",
+				State: st, StartedAt: at(time.Duration(i) * time.Second)}))
+		}
+	}
+	got, err := e.CountByState(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
