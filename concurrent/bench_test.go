@@ -3,6 +3,7 @@ package concurrent
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -32,12 +33,17 @@ func oddsChanges(matches, producer int) []*feed.OddsChange {
 // sessions do), the events dealt to them in turn over the same matches, each with its
 // own Stream and alives.
 //
-// Two baselines are timed in the same run: one listener tracking its tasks without a
+// Three comparisons are timed in the same run: one listener tracking its tasks without a
 // Stream (no processed point: no-watermark-ns/op, x-of-no-watermark, the watermark's own
-// cost), and the seed's hashed allocator doing the same work (hashed-ns/op, x-of-hashed).
-// After every overheadChunk events of the benchmark (each chunk waited for until done), a
-// chunk of each baseline is timed with the benchmark's timer stopped, so that all three
-// see the same spells of load.
+// cost); the seed's hashed allocator doing the same work (hashed-ns/op, x-of-hashed); and
+// the benchmark's own work on a pool with an Observer that counts every call, by result,
+// and sums the timed ones' waits and durations (with-observer-ns/op), against the same
+// work on a pool without one, timed in the same way (x-of-no-observer, with over
+// without: the observer's cost, sampled timing included; x-of-no-observer-p50, the
+// median of the ratios chunk by chunk; with-observer-allocs/op). After every
+// overheadChunk events of the benchmark (each chunk waited for until done), a chunk of
+// each is timed with the benchmark's timer stopped, so that all see the same spells of
+// load.
 func BenchmarkOverhead(b *testing.B) {
 	for _, sessions := range []int{1, 2} {
 		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) { benchmarkOverhead(b, sessions) })
@@ -51,32 +57,27 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 	live := RecoveryContext{Producer: 1}
 
 	tracker := NewTaskLifecycleTracker()
-	pool, err := NewPool(tracker, Config{Threads: 10})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close(ctx)
-	ls := make([]*Dispatcher, sessions)
-	for j := range ls {
-		if ls[j], err = pool.Dispatcher(feed.BaseOddsFeedListener{}); err != nil {
-			b.Fatal(err)
-		}
-		defer ls[j].Close(ctx)
-	}
-	alive := time.UnixMilli(1_700_000_000_000)
-	i := 0
+	measured := newStreamed(b, tracker, sessions, Config{Threads: 10})
 	onStream := func() {
-		m := msgs[i%len(msgs)]
-		if err := ls[i%sessions].submit(ctx, m.Event, true, live, &task{msg: m}); err != nil {
+		if err := measured.submit(ctx, msgs[measured.n%len(msgs)]); err != nil {
 			b.Fatal(err)
 		}
-		if i++; i%overheadAliveEvery == 0 {
-			alive = alive.Add(time.Second)
-			for _, c := range ls {
-				c.stream.Alive(1, alive)
-			}
-		}
 	}
+
+	observedTracker := NewTaskLifecycleTracker()
+	counts := &countingObserver{}
+	observed := newStreamed(b, observedTracker, sessions, Config{Threads: 10, Name: "bench", Observer: counts})
+	withObserver := newOverheadBaseline(observedTracker, func(m *feed.OddsChange) error {
+		return observed.submit(ctx, m)
+	}, msgs)
+	withObserver.countAllocs = true
+	// The same pool without the Observer, timed in the same way, so that the two differ
+	// in the Observer alone.
+	plainStreamedTracker := NewTaskLifecycleTracker()
+	plainStreamed := newStreamed(b, plainStreamedTracker, sessions, Config{Threads: 10})
+	withoutObserver := newOverheadBaseline(plainStreamedTracker, func(m *feed.OddsChange) error {
+		return plainStreamed.submit(ctx, m)
+	}, msgs)
 
 	plainTracker := NewTaskLifecycleTracker()
 	plain, err := NewDispatcher(feed.BaseOddsFeedListener{}, plainTracker, Config{Threads: 10})
@@ -100,9 +101,22 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 	_ = tracker.Wait(ctx, live)
 	noWatermark.warm()
 	hashed.warm()
+	withObserver.warm()
+	withoutObserver.warm()
 
 	b.ReportAllocs()
 	n := 0
+	ratios := make([]float64, 0, 64) // with the observer over without, chunk by chunk
+	observerChunks := func() {
+		// Each goes first in turn: neither gains from its place.
+		var with, without time.Duration
+		if len(ratios)%2 == 0 {
+			with, without = withObserver.chunk(b), withoutObserver.chunk(b)
+		} else {
+			without, with = withoutObserver.chunk(b), withObserver.chunk(b)
+		}
+		ratios = append(ratios, float64(with)/float64(without))
+	}
 	for b.Loop() {
 		onStream()
 		if n++; n == overheadChunk {
@@ -111,6 +125,7 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 			b.StopTimer()
 			noWatermark.chunk(b)
 			hashed.chunk(b)
+			observerChunks()
 			b.StartTimer()
 		}
 	}
@@ -118,16 +133,90 @@ func benchmarkOverhead(b *testing.B, sessions int) {
 	if hashed.ops == 0 {
 		noWatermark.chunk(b)
 		hashed.chunk(b)
+		observerChunks()
 	}
-	through, ok := tracker.Processed(1)
-	if i >= overheadAliveEvery && (!ok || through.Before(alive.Add(-time.Second))) {
-		b.Fatalf("the processed point is at %v (%v), the alives at %v", through, ok, alive)
-	}
+	measured.checkProcessed(b, tracker)
+	observed.checkProcessed(b, observedTracker)
+	counts.check(b, observed)
+
 	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(noWatermark.ns(), "no-watermark-ns/op")
 	b.ReportMetric(ns/noWatermark.ns(), "x-of-no-watermark")
 	b.ReportMetric(hashed.ns(), "hashed-ns/op")
 	b.ReportMetric(ns/hashed.ns(), "x-of-hashed")
+	b.ReportMetric(withObserver.ns(), "with-observer-ns/op")
+	b.ReportMetric(withObserver.ns()/withoutObserver.ns(), "x-of-no-observer")
+	// The median of the chunks' ratios: a spell of load on a shared machine that hits one
+	// chunk and not its neighbour moves it less than the ratio of the sums.
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "x-of-no-observer-p50")
+	b.ReportMetric(float64(withObserver.mallocs)/float64(withObserver.ops), "with-observer-allocs/op")
+}
+
+// streamed is BenchmarkOverhead's pool of sessions listeners: it deals the events to
+// them in turn, each on its listener's Stream, with an alive on every Stream after each
+// overheadAliveEvery events, as the sessions of an SDK do.
+type streamed struct {
+	pool  *Pool
+	ls    []*Dispatcher
+	n     int // events submitted
+	alive time.Time
+}
+
+func newStreamed(b *testing.B, tracker *TaskLifecycleTracker, sessions int, cfg Config) *streamed {
+	pool, err := NewPool(tracker, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &streamed{pool: pool, ls: make([]*Dispatcher, sessions), alive: time.UnixMilli(1_700_000_000_000)}
+	for j := range s.ls {
+		if s.ls[j], err = pool.Dispatcher(feed.BaseOddsFeedListener{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		for _, c := range s.ls {
+			_ = c.Close(context.Background())
+		}
+		_ = pool.Close(context.Background())
+	})
+	return s
+}
+
+func (s *streamed) submit(ctx context.Context, m *feed.OddsChange) error {
+	if err := s.ls[s.n%len(s.ls)].submit(ctx, m.Event, true, RecoveryContext{Producer: 1}, &task{msg: m}); err != nil {
+		return err
+	}
+	if s.n++; s.n%overheadAliveEvery == 0 {
+		s.alive = s.alive.Add(time.Second)
+		for _, c := range s.ls {
+			c.stream.Alive(1, s.alive)
+		}
+	}
+	return nil
+}
+
+// checkProcessed fails the benchmark unless the processed point followed the alives.
+func (s *streamed) checkProcessed(b *testing.B, tracker *TaskLifecycleTracker) {
+	through, ok := tracker.Processed(1)
+	if s.n >= overheadAliveEvery && (!ok || through.Before(s.alive.Add(-time.Second))) {
+		b.Fatalf("the processed point is at %v (%v), the alives at %v", through, ok, s.alive)
+	}
+}
+
+// check fails the benchmark unless o was told of every call of s, and timed one in
+// DefaultTimingSample (the first, then each DefaultTimingSample-th).
+func (o *countingObserver) check(b *testing.B, s *streamed) {
+	st := s.pool.Stats()
+	if got := o.calls[CallReturned].Load(); got != st.Completed || got != uint64(s.n) {
+		b.Fatalf("the observer was told of %d calls; the pool completed %d of %d", got, st.Completed, s.n)
+	}
+	if want := (uint64(s.n) + DefaultTimingSample - 1) / DefaultTimingSample; o.timed.Load() != want {
+		b.Fatalf("%d calls timed, want %d", o.timed.Load(), want)
+	}
+	if o.waitSum.Load() < 0 || o.durationSum.Load() < 0 {
+		b.Fatalf("negative times: waits %d ns, durations %d ns", o.waitSum.Load(), o.durationSum.Load())
+	}
 }
 
 // overheadChunk is how many events of each go between the switches of BenchmarkOverhead;
@@ -146,13 +235,23 @@ type overheadBaseline struct {
 	next    int
 	elapsed time.Duration
 	ops     int
+	// countAllocs counts the heap allocations of the chunks into mallocs, the timer being
+	// stopped for them: runtime.ReadMemStats, outside the time measured.
+	countAllocs bool
+	mallocs     uint64
 }
 
 func newOverheadBaseline(t *TaskLifecycleTracker, submit func(*feed.OddsChange) error, msgs []*feed.OddsChange) *overheadBaseline {
 	return &overheadBaseline{tracker: t, submit: submit, msgs: msgs}
 }
 
-func (o *overheadBaseline) chunk(b *testing.B) {
+// chunk times overheadChunk submissions and returns their time.
+func (o *overheadBaseline) chunk(b *testing.B) time.Duration {
+	var mem runtime.MemStats
+	if o.countAllocs {
+		runtime.ReadMemStats(&mem)
+		o.mallocs -= mem.Mallocs
+	}
 	start := time.Now()
 	for range overheadChunk {
 		if err := o.submit(o.msgs[o.next%len(o.msgs)]); err != nil {
@@ -161,8 +260,14 @@ func (o *overheadBaseline) chunk(b *testing.B) {
 		o.next++
 	}
 	_ = o.tracker.Wait(context.Background(), RecoveryContext{Producer: 1})
-	o.elapsed += time.Since(start)
+	took := time.Since(start)
+	o.elapsed += took
 	o.ops += overheadChunk
+	if o.countAllocs {
+		runtime.ReadMemStats(&mem)
+		o.mallocs += mem.Mallocs
+	}
+	return took
 }
 
 func (o *overheadBaseline) warm() {

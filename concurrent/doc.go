@@ -48,6 +48,19 @@
 // with no lock per message. A Dispatcher dispatches on a Stream of its own
 // (Dispatcher.Stream); the SDK in package feedkit does the wiring.
 //
+// # Metrics
+//
+// Config.Observer (SerialConfig.Observer, GateConfig.Observer) is told of each listener
+// call, with the pool's Name, the message's producer and type and how the call ended, and
+// of each up a StatusGate holds back and releases: counts that a metrics library turns
+// into counters, equal to what the Stats count. Levels (tasks queued, calls running) are
+// read from Stats when metrics are collected. The queue wait and duration of a call are
+// measured for one call in Config.TimingSample (64 by default): reading the clock for
+// every call would add a fifth to a third of the pool's own work per message, where
+// counting adds a few nanoseconds. The calls are picked as they are queued, under the
+// lock that queuing takes anyway, so that an untimed task never reads the clock. A nil
+// Observer costs a nil check per call.
+//
 // # Wiring
 //
 // The SDK in package feedkit does this wiring; a program that assembles the parts itself

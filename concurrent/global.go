@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/feedkit/feedkit/feed"
 )
@@ -43,6 +44,9 @@ import (
 // order of these decisions, with a context of its own (the caller's is not passed on); a
 // call that panics is reported and the next goes on.
 //
+// GateConfig.Observer is told of each up or event recovery's end held back and of each
+// released, as Stats counts them (Deferred, Released).
+//
 // A task is counted when it is dispatched. An up must therefore come after every message
 // of its recovery has been dispatched, on every session that receives some: the recovery
 // manager sends it after snapshot_complete, which the feed sends after the replayed
@@ -53,6 +57,7 @@ type StatusGate struct {
 	rep     *feed.DeliveryReporter // the customer's panics
 	log     *slog.Logger
 	box     *mailbox
+	obs     Observer
 
 	mu         sync.Mutex
 	recovering map[int]RecoveryContext // producer → its latest producer recovery
@@ -60,6 +65,10 @@ type StatusGate struct {
 	heldEvents map[*heldEvent]struct{}
 	closed     bool     // nothing is held any more: every call is dropped
 	logs       []func() // log records made under mu, written once it is released
+	notes      []gateNote
+	// eventKinds keeps the kind of each event recovery initiated and not yet completed,
+	// for the Observer (EventRecoveryCompleted does not say it); only with an Observer.
+	eventKinds map[RecoveryContext]feed.RecoveryKind
 
 	forwarded, deferred, released, cancelled, superseded, incomplete, dropped atomic.Uint64
 }
@@ -68,13 +77,30 @@ type StatusGate struct {
 type heldUps struct {
 	rc       RecoveryContext
 	statuses []feed.ProducerStatus
+	since    []time.Time // when each status was held back; kept only with an Observer
 	stop     func() bool
 }
 
 type heldEvent struct {
-	r    feed.EventRecoveryCompleted
-	stop func() bool
+	r     feed.EventRecoveryCompleted
+	kind  feed.RecoveryKind
+	since time.Time // kept only with an Observer
+	stop  func() bool
 }
+
+// gateNote is what the Observer is to be told of an up held back or released, recorded
+// under the gate's lock and told once it is released.
+type gateNote struct {
+	producer int
+	kind     feed.RecoveryKind
+	released bool
+	held     time.Duration
+}
+
+// maxEventKinds bounds StatusGate.eventKinds: an event recovery that never completes
+// (its snapshot never came) must not keep its entry for ever. Past the bound the map is
+// cleared; a kind forgotten is told as feed.EventRecovery.
+const maxEventKinds = 1024
 
 var _ feed.GlobalEventsListener = (*StatusGate)(nil)
 
@@ -109,6 +135,7 @@ func NewStatusGate(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, c
 		tracker:    tracker,
 		rep:        feed.NewDeliveryReporter(cfg.OnError, log),
 		log:        log,
+		obs:        cfg.Observer,
 		recovering: make(map[int]RecoveryContext),
 		held:       make(map[int]*heldUps),
 		heldEvents: make(map[*heldEvent]struct{}),
@@ -134,6 +161,12 @@ func (g *StatusGate) OnConnectionUp(_ context.Context, s feed.SessionRef) {
 func (g *StatusGate) OnRecoveryInitiated(_ context.Context, r feed.RecoveryInitiated) {
 	g.mu.Lock()
 	defer g.unlock()
+	if !r.Event.IsZero() && g.obs != nil {
+		if g.eventKinds == nil || len(g.eventKinds) >= maxEventKinds {
+			g.eventKinds = make(map[RecoveryContext]feed.RecoveryKind)
+		}
+		g.eventKinds[RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}] = r.Kind
+	}
 	if r.Event.IsZero() {
 		rc := RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}
 		if h := g.held[r.Producer]; h != nil && h.rc != rc {
@@ -167,7 +200,7 @@ func (g *StatusGate) OnProducerStatusChange(_ context.Context, s feed.ProducerSt
 	}
 	if h != nil {
 		h.statuses = append(h.statuses, s)
-		g.deferred.Add(1)
+		g.heldLocked(h, s.Producer)
 		return
 	}
 	if rc, ok := g.recovering[s.Producer]; ok {
@@ -177,7 +210,7 @@ func (g *StatusGate) OnProducerStatusChange(_ context.Context, s feed.ProducerSt
 		case waiting:
 			h.stop = stop
 			g.held[s.Producer] = h
-			g.deferred.Add(1)
+			g.heldLocked(h, s.Producer)
 			g.logLocked("concurrent: producer up held back until its recovery's tasks are done",
 				slog.Int("producer", s.Producer), slog.Int64("request_id", rc.RequestID),
 				slog.String("reason", s.Reason.String()), slog.Int("pending", g.tracker.Pending(rc)))
@@ -202,8 +235,15 @@ func (g *StatusGate) OnEventRecoveryCompleted(_ context.Context, r feed.EventRec
 	}
 	const method = "OnEventRecoveryCompleted"
 	call := func(ctx context.Context) { g.l.OnEventRecoveryCompleted(ctx, r) }
-	h := &heldEvent{r: r}
-	stop, waiting, complete := g.tracker.whenIdle(RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}, func(complete bool) {
+	rc := RecoveryContext{Producer: r.Producer, RequestID: r.RequestID}
+	h := &heldEvent{r: r, kind: feed.EventRecovery}
+	if g.obs != nil {
+		if k, ok := g.eventKinds[rc]; ok {
+			h.kind = k
+			delete(g.eventKinds, rc)
+		}
+	}
+	stop, waiting, complete := g.tracker.whenIdle(rc, func(complete bool) {
 		g.mu.Lock()
 		defer g.unlock()
 		if _, ok := g.heldEvents[h]; !ok {
@@ -212,6 +252,9 @@ func (g *StatusGate) OnEventRecoveryCompleted(_ context.Context, r feed.EventRec
 		delete(g.heldEvents, h)
 		if complete {
 			g.released.Add(1)
+			if g.obs != nil {
+				g.notes = append(g.notes, gateNote{producer: r.Producer, kind: h.kind, released: true, held: time.Since(h.since)})
+			}
 			g.forwardLocked(method, call)
 		} else {
 			g.incomplete.Add(1)
@@ -228,6 +271,20 @@ func (g *StatusGate) OnEventRecoveryCompleted(_ context.Context, r feed.EventRec
 	h.stop = stop
 	g.heldEvents[h] = struct{}{}
 	g.deferred.Add(1)
+	if g.obs != nil {
+		h.since = time.Now()
+		g.notes = append(g.notes, gateNote{producer: r.Producer, kind: h.kind})
+	}
+}
+
+// heldLocked counts the up just added to h's statuses as held back, for the Stats and
+// the Observer.
+func (g *StatusGate) heldLocked(h *heldUps, producer int) {
+	g.deferred.Add(1)
+	if g.obs != nil {
+		h.since = append(h.since, time.Now())
+		g.notes = append(g.notes, gateNote{producer: producer, kind: feed.ProducerRecovery})
+	}
 }
 
 // release forwards h's statuses once its recovery's tasks are done, unless h was dropped
@@ -244,6 +301,11 @@ func (g *StatusGate) release(producer int, h *heldUps, complete bool) {
 	}
 	delete(g.held, producer)
 	g.released.Add(uint64(len(h.statuses)))
+	if g.obs != nil {
+		for _, since := range h.since {
+			g.notes = append(g.notes, gateNote{producer: producer, kind: feed.ProducerRecovery, released: true, held: time.Since(since)})
+		}
+	}
 	for _, s := range h.statuses {
 		g.forwardLocked(onStatus, func(ctx context.Context) { g.l.OnProducerStatusChange(ctx, s) })
 	}
@@ -264,13 +326,21 @@ func (g *StatusGate) logLocked(msg string, attrs ...slog.Attr) {
 	g.logs = append(g.logs, func() { g.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...) })
 }
 
-// unlock releases g.mu and writes the log lines recorded under it.
+// unlock releases g.mu, writes the log lines recorded under it and tells the Observer
+// what was noted: neither runs under the lock that releasing workers take.
 func (g *StatusGate) unlock() {
-	logs := g.logs
-	g.logs = nil
+	logs, notes := g.logs, g.notes
+	g.logs, g.notes = nil, nil
 	g.mu.Unlock()
 	for _, write := range logs {
 		write()
+	}
+	for _, n := range notes {
+		if n.released {
+			g.obs.ProducerUpReleased(n.producer, n.kind, n.held)
+		} else {
+			g.obs.ProducerUpHeld(n.producer, n.kind)
+		}
 	}
 }
 

@@ -46,21 +46,40 @@ func (t *TaskLifecycleTracker) setCallHooks(set func(*callHooks)) {
 }
 
 // hooked is a customer's listener as a dispatcher calls it when the tracker has call
-// hooks, or when the dispatcher needs a word around each call: enter (nil for none) runs
-// before each call and returns what to run when the call ends, however it ends (a panic
+// hooks, or when the dispatcher needs a word around each call: a SerialDispatcher (s, nil
+// for a Dispatcher) is told before each call, and when it ends, however it ends (a panic
 // included), after the hooks.
 type hooked struct {
-	l     feed.OddsFeedListener
-	t     *TaskLifecycleTracker
-	enter func() (exit func())
+	l feed.OddsFeedListener
+	t *TaskLifecycleTracker
+	s *SerialDispatcher
 }
 
-func (h *hooked) call(hd *feed.Header, typ feed.MessageType, f func() error) (err error) {
-	if h.enter != nil {
-		if exit := h.enter(); exit != nil {
-			defer exit()
-		}
+// call calls f, the customer's method for a message of type typ with header hd (nil for
+// OnUnparsableMessage, typ then the type its body was decoded as).
+func (h *hooked) call(hd *feed.Header, typ feed.MessageType, f func() error) error {
+	if h.s == nil {
+		return h.callHooked(hd, typ, f)
 	}
+	h.s.enter()
+	res := CallPanicked // unless it returns
+	if hd == nil {
+		res = CallUnparsable // however it ends: it is the message's one call
+	}
+	defer func() { h.s.exit(hd, typ, res) }()
+	err := h.callHooked(hd, typ, f)
+	switch {
+	case hd == nil:
+	case err != nil:
+		res = CallFailed
+	default:
+		res = CallReturned
+	}
+	return err
+}
+
+// callHooked calls f, telling the tracker's call hooks.
+func (h *hooked) callHooked(hd *feed.Header, typ feed.MessageType, f func() error) (err error) {
 	hooks := h.t.calls.Load()
 	if hd == nil || hooks == nil {
 		return f()
@@ -115,7 +134,11 @@ func (h *hooked) OnFixtureChange(ctx context.Context, m *feed.FixtureChange) err
 
 // OnUnparsableMessage passes m on with no hook: it has no header the hooks could use.
 func (h *hooked) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMessage) error {
-	return h.call(nil, feed.MessageUnknown, func() error { return h.l.OnUnparsableMessage(ctx, m) })
+	typ := feed.MessageUnknown
+	if h.s != nil && h.s.obs != nil {
+		typ = unparsableType(m.Err)
+	}
+	return h.call(nil, typ, func() error { return h.l.OnUnparsableMessage(ctx, m) })
 }
 
 // asListener returns h as the dispatchers call it: with OnCashout exactly when the

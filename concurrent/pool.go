@@ -50,7 +50,7 @@ func NewPool(tracker *TaskLifecycleTracker, cfg Config) (*Pool, error) {
 	}
 	p := &Pool{tracker: tracker, cfg: s, workers: make([]worker, s.threads), done: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.sched.init(s.queueSize)
+	p.sched.init(s.queueSize, s.sample)
 	p.wg.Add(s.threads)
 	for i := range p.workers {
 		p.workers[i].index = i
@@ -70,13 +70,15 @@ func (p *Pool) Dispatcher(l feed.OddsFeedListener) (*Dispatcher, error) {
 	if l == nil {
 		return nil, errors.New("concurrent: Pool.Dispatcher: listener is nil")
 	}
+	_, cashouts := l.(feed.CashoutListener)
 	c := &Dispatcher{
-		l:       l,
-		hooked:  (&hooked{l: l, t: p.tracker}).asListener(),
-		tracker: p.tracker,
-		pool:    p,
-		rep:     feed.NewDeliveryReporter(p.cfg.onError, p.cfg.logger),
-		done:    make([]counter, len(p.workers)),
+		l:        l,
+		cashouts: cashouts,
+		hooked:   (&hooked{l: l, t: p.tracker}).asListener(),
+		tracker:  p.tracker,
+		pool:     p,
+		rep:      feed.NewDeliveryReporter(p.cfg.onError, p.cfg.logger),
+		done:     make([]counter, len(p.workers)),
 	}
 	c.sh.drained = make(chan struct{})
 	if !p.sched.join(c) {

@@ -37,6 +37,7 @@ type task struct {
 	msg    feed.Message // set for a decoded message; ev is then unused
 	ticket Ticket
 	owner  *Dispatcher // the listener that queued it, whose customer listener it goes to
+	at     int64       // when it was queued (monotonic), if its call is timed for the Observer; 0 if not
 }
 
 // lane is the FIFO of one match's tasks, whichever listener of the pool queued them, so
@@ -128,20 +129,22 @@ type scheduler struct {
 	lanes      map[feed.URN]*lane
 	ready      ring[*lane]
 	free       []*lane
-	queued     int    // tasks in lanes, not yet taken by a worker
-	holding    int    // workers holding a lane, and inline deliveries in progress
-	idle       int    // workers waiting for a ready lane
-	waking     bool   // a worker was signalled and has not yet looked at the ready list
-	blocked    int    // puts waiting for room
-	closed     bool   // no new task is accepted; workers exit once every lane is done
-	listeners  int    // listeners not yet closed and drained
-	dispatched uint64 // tasks accepted, inline deliveries included
+	queued     int     // tasks in lanes, not yet taken by a worker
+	holding    int     // workers holding a lane, and inline deliveries in progress
+	idle       int     // workers waiting for a ready lane
+	waking     bool    // a worker was signalled and has not yet looked at the ready list
+	blocked    int     // puts waiting for room
+	closed     bool    // no new task is accepted; workers exit once every lane is done
+	listeners  int     // listeners not yet closed and drained
+	dispatched uint64  // tasks accepted, inline deliveries included
+	timing     sampler // picks the calls timed for the Observer, over all the pool's listeners
 
 	nBlocked atomic.Uint64
 }
 
-func (s *scheduler) init(limit int) {
+func (s *scheduler) init(limit, timingSample int) {
 	s.limit = limit
+	s.timing.n = timingSample
 	s.work.L = &s.mu
 	s.space.L = &s.mu
 	s.lanes = make(map[feed.URN]*lane)
@@ -171,6 +174,9 @@ func (s *scheduler) put(ctx context.Context, key feed.URN, t *task) error {
 	ln := s.lanes[key]
 	if ln == nil {
 		ln = s.laneLocked(key)
+	}
+	if s.timing.next() {
+		t.at = monotonic()
 	}
 	ln.tasks.push(*t)
 	ln.addOwner(o)
@@ -298,17 +304,18 @@ func (s *scheduler) exitIfDoneLocked() {
 }
 
 // hold registers work of o done outside the workers (an inline delivery) that Close must
-// wait for, as for a held lane; it reports false once o or the scheduler is closed.
-func (s *scheduler) hold(o *Dispatcher) bool {
+// wait for, as for a held lane; it reports false once o or the scheduler is closed, and
+// whether the call is timed for the Observer.
+func (s *scheduler) hold(o *Dispatcher) (ok, timed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || o.sh.closed {
-		return false
+		return false, false
 	}
 	s.holding++
 	s.dispatched++
 	o.sh.active++
-	return true
+	return true, s.timing.next()
 }
 
 // unhold ends what hold registered.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/feedkit/feedkit/feed"
 )
@@ -37,7 +38,8 @@ type SerialConfig struct {
 // back until the recovery's messages are processed, the processed point follows the
 // listener, and the tracker's call hooks (OnCallFailed, OnCallReturned) are told of each
 // call. It is the serial twin of Dispatcher, for a listener that must see every
-// message in arrival order, across matches.
+// message in arrival order, across matches; SerialConfig.Observer is told of its calls
+// as Config.Observer is of a Pool's.
 type SerialDispatcher struct {
 	inner  *feed.SerialDispatcher
 	stream *Stream
@@ -47,12 +49,22 @@ type SerialDispatcher struct {
 	// the head.
 	mu      sync.Mutex
 	tickets []numbered
-	seq     uint64 // the number of the last ticket queued
+	seq     uint64  // the number of the last ticket queued
+	timing  sampler // picks the calls timed for the Observer
+
+	name string
+	obs  Observer
+
+	// The call in progress, on the inner dispatcher's goroutine (enter to exit).
+	cur      numbered
+	curOK    bool  // cur is a ticket: false for a call after Close abandoned them
+	curStart int64 // when the call began, if it is timed
 }
 
 type numbered struct {
 	seq uint64
 	k   Ticket
+	at  int64 // when it was queued (monotonic), if its call is timed for the Observer; 0 if not
 }
 
 var _ feed.Dispatcher = (*SerialDispatcher)(nil)
@@ -69,8 +81,12 @@ func NewSerialDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 		return nil, fmt.Errorf("concurrent: SerialConfig.QueueSize %d must not be negative (0 means %d)",
 			cfg.QueueSize, feed.DefaultQueueSize)
 	}
-	s := &SerialDispatcher{stream: tracker.NewStream()}
-	inner, err := feed.NewSerialDispatcher((&hooked{l: l, t: tracker, enter: s.enter}).asListener(),
+	sample, err := timingSample("SerialConfig.TimingSample", cfg.TimingSample, cfg.Observer)
+	if err != nil {
+		return nil, err
+	}
+	s := &SerialDispatcher{stream: tracker.NewStream(), timing: sampler{n: sample}, name: cfg.Name, obs: cfg.Observer}
+	inner, err := feed.NewSerialDispatcher((&hooked{l: l, t: tracker, s: s}).asListener(),
 		feed.DispatcherOptions{QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("concurrent: %w", err)
@@ -87,7 +103,11 @@ func (s *SerialDispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
-	s.tickets = append(s.tickets, numbered{seq, k})
+	n := numbered{seq: seq, k: k}
+	if s.timing.next() {
+		n.at = monotonic()
+	}
+	s.tickets = append(s.tickets, n)
 	s.mu.Unlock()
 	if err := s.inner.Dispatch(ctx, ev); err != nil {
 		// Not queued, so not delivered: the ticket is the last one, unless a Close that
@@ -130,16 +150,44 @@ func (s *SerialDispatcher) Close(ctx context.Context) error {
 // Stats returns the counters of the serial dispatcher.
 func (s *SerialDispatcher) Stats() feed.DispatcherStats { return s.inner.Stats() }
 
-// enter starts the ticket of the event being delivered and returns its completion.
-func (s *SerialDispatcher) enter() func() {
+// enter starts the ticket of the event being delivered, before its listener call.
+func (s *SerialDispatcher) enter() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.tickets) == 0 {
-		return nil // delivered after Close abandoned it
+	s.cur, s.curOK = numbered{}, len(s.tickets) > 0 // none: delivered after Close abandoned it
+	if s.curOK {
+		s.cur = s.tickets[0]
+		s.tickets[0] = numbered{}
+		s.tickets = s.tickets[1:]
 	}
-	k := s.tickets[0].k
-	s.tickets[0] = numbered{}
-	s.tickets = s.tickets[1:]
-	k.Start()
-	return k.Complete
+	s.mu.Unlock()
+	if s.curOK {
+		s.cur.k.Start()
+	}
+	if s.cur.at != 0 {
+		s.curStart = monotonic()
+	}
+}
+
+// exit completes the ticket of the event delivered once its listener call has ended,
+// however it ended, and tells the Observer: hd and typ are the message's (hd nil for an
+// unparsable one).
+func (s *SerialDispatcher) exit(hd *feed.Header, typ feed.MessageType, res CallResult) {
+	var end int64
+	if s.cur.at != 0 {
+		end = monotonic()
+	}
+	if s.curOK {
+		s.cur.k.Complete()
+	}
+	if s.obs == nil {
+		return
+	}
+	call := Call{Pool: s.name, Type: typ, Result: res}
+	if hd != nil {
+		call.Producer = hd.Producer
+	}
+	if s.cur.at != 0 {
+		call.Timed, call.Wait, call.Duration = true, time.Duration(s.curStart-s.cur.at), time.Duration(end-s.curStart)
+	}
+	s.obs.ListenerCalled(call)
 }
