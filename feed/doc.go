@@ -31,6 +31,15 @@
 // the rest.) A listener, system handler or error callback that fails or panics is reported
 // (SessionConfig.OnError and the logger) and the next message is delivered as usual.
 //
+// # Observer
+//
+// SessionConfig.Observer is told of every message a session reads (its producer, type
+// and size) and of every one it could not route or decode, as it happens, for metrics;
+// the otelfeedkit and promfeedkit modules implement it. It is given only bounded values:
+// the session (SessionRef, whose Label reads "0:live"), a producer id, a message type.
+// Without one, the session pays a nil check per message. The SessionStats count the
+// same messages, for the levels a metrics library reads when it collects.
+//
 // # Required attributes
 //
 // UnifiedFeed.xsd marks some attributes required. What the decoder does when a message

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 )
 
@@ -26,12 +25,11 @@ type Event struct {
 	// bodyOwned is set by a Session, whose transport hands over each body for good
 	// (Delivery): the decoded message may then point into Body instead of a copy.
 	bodyOwned bool
-	// violations, set by a Session, counts the messages Deliver decodes with schema
-	// violations (SessionStats.SchemaViolations).
-	violations *atomic.Uint64
-	// unhandled, set by a Session, counts the messages Deliver decodes for a listener
-	// without the method to take them (SessionStats.Unhandled).
-	unhandled *atomic.Uint64
+	// from is the Session that read the event, nil for an Event made elsewhere. Deliver,
+	// whichever dispatcher calls it, counts in its statistics what the session cannot see
+	// from the reading goroutine (schema violations, unhandled messages, bodies that do
+	// not decode) and tells its Observer of the last.
+	from *Session
 }
 
 // ErrBodyTooLarge is the reason given to OnUnparsableMessage for a body larger than the
@@ -89,19 +87,26 @@ func (ev *Event) Decode() (Message, error) {
 // escape Deliver.
 //
 // A message decoded with schema violations (Header.SchemaViolations) is delivered as any
-// other, and counted in the statistics of the session that read it.
+// other, and counted in the statistics of the session that read it. A message that the
+// session routed but whose body does not decode is counted there too
+// (SessionStats.Undecodable), and told to the session's Observer as unparsable.
 func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
 	m, err := ev.Decode()
-	if err == nil && ev.violations != nil && m.MessageHeader().SchemaViolations != 0 {
-		ev.violations.Add(1)
+	if err == nil && ev.from != nil && m.MessageHeader().SchemaViolations != 0 {
+		ev.from.nViolations.Add(1)
 	}
 	if err == nil && !handles(l, m) {
-		if ev.unhandled != nil {
-			ev.unhandled.Add(1)
+		if ev.from != nil {
+			ev.from.nUnhandled.Add(1)
 		}
 		return nil
 	}
 	if err != nil {
+		if ev.from != nil && ev.Err == nil {
+			// The session counted and told of the events it could not route (ev.Err) as it
+			// read them; this one it routed, and only decoding could find it bad.
+			ev.from.undecodable(ev)
+		}
 		u := &UnparsableMessage{RoutingKey: ev.RawKey, Body: ev.Body, ReceivedAt: ev.ReceivedAt,
 			Event: ev.Key.Event, Err: err}
 		if lerr := call(ctx, l, "OnUnparsableMessage", ev.Key.Event, func(ctx context.Context) error {

@@ -4,9 +4,13 @@ import "strconv"
 
 // MessageInterest selects the messages a session receives. Each session of an SDK has
 // one; the broker routes each message to the sessions whose interest it matches.
+//
+// A MessageInterest is comparable, so that a SessionRef can key a map. Two
+// SpecifiedMatchesOnly interests are equal only when one is a copy of the other, not
+// because they list the same events.
 type MessageInterest struct {
 	kind   interestKind
-	events []URN
+	events *[]URN // SpecifiedMatchesOnly's, never changed: a pointer keeps the type comparable
 }
 
 type interestKind uint8
@@ -33,7 +37,27 @@ var (
 
 // SpecifiedMatchesOnly is the interest in the messages of the events listed.
 func SpecifiedMatchesOnly(events ...URN) MessageInterest {
-	return MessageInterest{kind: interestEvents, events: append([]URN(nil), events...)}
+	list := append([]URN(nil), events...)
+	return MessageInterest{kind: interestEvents, events: &list}
+}
+
+// list returns the events of a SpecifiedMatchesOnly interest, for reading only.
+func (mi MessageInterest) list() []URN {
+	if mi.events == nil {
+		return nil
+	}
+	return *mi.events
+}
+
+// interestNames are the interests' short names, in SessionRef.Label.
+var interestNames = [...]string{
+	interestAll:      "all",
+	interestLive:     "live",
+	interestPrematch: "prematch",
+	interestHi:       "hi",
+	interestLo:       "lo",
+	interestVirtual:  "virtual",
+	interestEvents:   "matches",
 }
 
 // String names the interest.
@@ -50,13 +74,13 @@ func (mi MessageInterest) String() string {
 	case interestVirtual:
 		return "virtual sport messages only"
 	case interestEvents:
-		return "specified matches only (" + strconv.Itoa(len(mi.events)) + ")"
+		return "specified matches only (" + strconv.Itoa(len(mi.list())) + ")"
 	}
 	return "all messages"
 }
 
 // Events returns the events of a SpecifiedMatchesOnly interest.
-func (mi MessageInterest) Events() []URN { return append([]URN(nil), mi.events...) }
+func (mi MessageInterest) Events() []URN { return append([]URN(nil), mi.list()...) }
 
 // BindingKeys returns the topic patterns that bind a session's queue for this interest.
 // Each pattern is bound for messages addressed to no node ("-") and, when node is set, to
@@ -76,7 +100,7 @@ func (mi MessageInterest) BindingKeys(node NodeID) []string {
 	case interestVirtual:
 		bases = []string{"*.virt.*.*.*.*.*"}
 	case interestEvents:
-		for _, e := range mi.events {
+		for _, e := range mi.list() {
 			bases = append(bases, "*.*.*.*.*."+e.Prefix+":"+e.Type+"."+strconv.FormatInt(e.ID, 10))
 		}
 	default:
@@ -116,7 +140,7 @@ func (mi MessageInterest) matches(k RoutingKey, node NodeID) bool {
 	case interestVirtual:
 		return k.Virtual
 	case interestEvents:
-		for _, e := range mi.events {
+		for _, e := range mi.list() {
 			if e == k.Event {
 				return true
 			}

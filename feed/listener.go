@@ -76,6 +76,28 @@ func (s SessionRef) String() string {
 	return "session " + strconv.Itoa(s.Index) + " (" + s.Interest.String() + ")"
 }
 
+// Label names the session in a metric's label: its Index, a colon and a short name of
+// its Interest, one of "all", "live", "prematch", "hi", "lo", "virtual" and "matches"
+// (SpecifiedMatchesOnly, whatever its events), e.g. "0:live". The label of a session
+// whose Index is below 8 is made once, so Label allocates nothing for it; a SessionRef
+// is comparable, so that an adapter can also keep the labels it made in a map.
+func (s SessionRef) Label() string {
+	if s.Index >= 0 && s.Index < len(sessionLabels) {
+		return sessionLabels[s.Index][s.Interest.kind]
+	}
+	return strconv.Itoa(s.Index) + ":" + interestNames[s.Interest.kind]
+}
+
+// sessionLabels are the labels of the first sessions, made once: an SDK has a few.
+var sessionLabels = func() (labels [8][len(interestNames)]string) {
+	for i := range labels {
+		for k, name := range interestNames {
+			labels[i][k] = strconv.Itoa(i) + ":" + name
+		}
+	}
+	return labels
+}()
+
 // ProducerStatus is a producer's state after a change.
 type ProducerStatus struct {
 	Producer  int

@@ -75,3 +75,42 @@ func TestEmbeddingBaseOddsFeedListener(t *testing.T) {
 	require.Len(t, l.stops, 1, "the bet stop, and nothing else")
 	assert.Equal(t, want, l.stops[0])
 }
+
+// A session's label is its index and a short name of its interest; those of the first
+// sessions cost no allocation, since a metrics adapter may ask for one per message.
+func TestSessionRefLabel(t *testing.T) {
+	match := feed.URN{Prefix: "sr", Type: "match", ID: 1}
+	for _, tt := range []struct {
+		ref  feed.SessionRef
+		want string
+	}{
+		{feed.SessionRef{}, "0:all"},
+		{feed.SessionRef{Index: 0, Interest: feed.LiveMessagesOnly}, "0:live"},
+		{feed.SessionRef{Index: 1, Interest: feed.PrematchMessagesOnly}, "1:prematch"},
+		{feed.SessionRef{Index: 2, Interest: feed.HiPriorityMessagesOnly}, "2:hi"},
+		{feed.SessionRef{Index: 3, Interest: feed.LoPriorityMessagesOnly}, "3:lo"},
+		{feed.SessionRef{Index: 7, Interest: feed.VirtualSportMessagesOnly}, "7:virtual"},
+		{feed.SessionRef{Index: 4, Interest: feed.SpecifiedMatchesOnly(match)}, "4:matches"},
+		{feed.SessionRef{Index: 8, Interest: feed.LiveMessagesOnly}, "8:live"},
+		{feed.SessionRef{Index: 123, Interest: feed.SpecifiedMatchesOnly(match, match)}, "123:matches"},
+	} {
+		assert.Equal(t, tt.want, tt.ref.Label())
+	}
+	ref := feed.SessionRef{Index: 1, Interest: feed.LiveMessagesOnly}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = ref.Label() }))
+}
+
+// A SessionRef keys a map (this compiles only if it is comparable): a session's Ref is
+// equal to every copy of it, whatever its interest.
+func TestSessionRefIsComparable(t *testing.T) {
+	matches := feed.SpecifiedMatchesOnly(feed.URN{Prefix: "sr", Type: "match", ID: 1})
+	labels := map[feed.SessionRef]string{}
+	for i, mi := range []feed.MessageInterest{feed.AllMessages, feed.LiveMessagesOnly, matches} {
+		ref := feed.SessionRef{Index: i, Interest: mi}
+		labels[ref] = ref.Label()
+	}
+	assert.Len(t, labels, 3)
+	assert.Equal(t, "2:matches", labels[feed.SessionRef{Index: 2, Interest: matches}])
+	assert.Equal(t, "1:live", labels[feed.SessionRef{Index: 1, Interest: feed.LiveMessagesOnly}])
+	assert.Equal(t, matches.Events(), feed.SpecifiedMatchesOnly(feed.URN{Prefix: "sr", Type: "match", ID: 1}).Events())
+}

@@ -94,6 +94,10 @@ type SessionStats struct {
 	// them: cashout messages when the listener is no CashoutListener. They are not
 	// delivered; implement CashoutListener to receive them.
 	Unhandled uint64 `json:"unhandled"`
+	// Undecodable counts the event messages routed whose body did not decode: they went
+	// to OnUnparsableMessage. It is counted as the dispatcher decodes. With Unroutable, it
+	// is what the Observer is told is unparsable.
+	Undecodable uint64 `json:"undecodable"`
 }
 
 // Session consumes the messages of one MessageInterest from a transport and routes them:
@@ -123,7 +127,10 @@ type Session struct {
 	sub    Subscription
 	closed chan struct{}
 
-	nReceived, nEvents, nSystem, nUnroutable, nDowns, nViolations, nUnhandled atomic.Uint64
+	obs Observer   // cfg.Observer, nil for none
+	ref SessionRef // Ref(), made once: the observer is given it for every message
+
+	nReceived, nEvents, nSystem, nUnroutable, nDowns, nViolations, nUnhandled, nUndecodable atomic.Uint64
 }
 
 type sessionState uint8
@@ -155,7 +162,7 @@ func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 		return nil, errors.New("feed: SessionConfig.QueueSize configures the serial dispatcher; bound your Dispatcher instead")
 	case cfg.Index < 0:
 		return nil, fmt.Errorf("feed: SessionConfig.Index %d must not be negative", cfg.Index)
-	case cfg.Interest.kind == interestEvents && len(cfg.Interest.events) == 0:
+	case cfg.Interest.kind == interestEvents && len(cfg.Interest.list()) == 0:
 		return nil, errors.New("feed: SessionConfig.Interest: SpecifiedMatchesOnly needs at least one event")
 	}
 	s := &Session{
@@ -168,6 +175,8 @@ func NewSession(t Transport, cfg SessionConfig) (*Session, error) {
 		maxBody:   cfg.MaxBodySize,
 		rep:       newReporter(cfg.OnError, cfg.Logger),
 		closed:    make(chan struct{}),
+		obs:       cfg.Observer,
+		ref:       SessionRef{Index: cfg.Index, Interest: cfg.Interest},
 	}
 	if s.maxBody == 0 {
 		s.maxBody = DefaultMaxBodySize
@@ -225,7 +234,7 @@ func (s *Session) Open(ctx context.Context) error {
 }
 
 // Ref names the session in the global events: its Index and Interest.
-func (s *Session) Ref() SessionRef { return SessionRef{Index: s.cfg.Index, Interest: s.interest} }
+func (s *Session) Ref() SessionRef { return s.ref }
 
 // Close stops consuming, lets the dispatcher deliver what it holds and returns once the
 // session's goroutines are done. If ctx ends first, what is still queued is abandoned and
@@ -273,6 +282,7 @@ func (s *Session) Stats() SessionStats {
 		ConnectionDowns:  s.nDowns.Load(),
 		SchemaViolations: s.nViolations.Load(),
 		Unhandled:        s.nUnhandled.Load(),
+		Undecodable:      s.nUndecodable.Load(),
 	}
 }
 
@@ -283,9 +293,9 @@ type receiver struct{ s *Session }
 func (r receiver) Receive(d Delivery) {
 	s := r.s
 	s.nReceived.Add(1)
-	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true,
-		violations: &s.nViolations, unhandled: &s.nUnhandled}
+	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true, from: s}
 	key, err := ParseRoutingKey(d.RoutingKey)
+	peeked := false
 	switch {
 	case err != nil:
 		ev.Err = err
@@ -294,6 +304,7 @@ func (r receiver) Receive(d Delivery) {
 		ev.Err = fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, len(d.Body), s.maxBody)
 	default:
 		ev.Key = key
+		peeked = true
 		p, err := Peek(d.Body)
 		switch {
 		case err == nil:
@@ -308,6 +319,9 @@ func (r receiver) Receive(d Delivery) {
 		}
 		if key.Type.IsSystem() && ev.Err == nil {
 			s.nSystem.Add(1)
+			if s.obs != nil {
+				s.observe(&ev, len(d.Body), true)
+			}
 			s.handleSystem(ev)
 			return
 		}
@@ -317,9 +331,39 @@ func (r receiver) Receive(d Delivery) {
 	} else {
 		s.nEvents.Add(1)
 	}
+	if s.obs != nil {
+		s.observe(&ev, len(d.Body), peeked)
+	}
 	if err := s.disp.Dispatch(s.ctx, ev); err != nil {
 		// Only a closing session gets here: the message was read after Close began.
 		s.rep.report(s.ctx, fmt.Errorf("feed: message %s dropped by a closing session: %w", d.RoutingKey, err))
+	}
+}
+
+// observe tells the observer of a message read, before it is routed, and of its refusal
+// when the session cannot route it (ev.Err): the dispatcher gives such a message to
+// OnUnparsableMessage without decoding it, so Deliver does not tell of it again.
+func (s *Session) observe(ev *Event, bytes int, peeked bool) {
+	producer := ev.Producer
+	if !peeked {
+		// The key or the size refused the message before Peek; its root may still say
+		// whose it is, and the observer is told that.
+		if p, err := Peek(ev.Body); err == nil {
+			producer = p.Producer
+		}
+	}
+	s.obs.FeedMessageReceived(s.ref, producer, ev.Key.Type, bytes)
+	if ev.Err != nil {
+		s.obs.FeedMessageUnparsable(s.ref, producer, ev.Key.Type)
+	}
+}
+
+// undecodable counts an event message that the session routed and Deliver could not
+// decode, and tells the observer, on the dispatcher's goroutine.
+func (s *Session) undecodable(ev *Event) {
+	s.nUndecodable.Add(1)
+	if s.obs != nil {
+		s.obs.FeedMessageUnparsable(s.ref, ev.Producer, ev.Key.Type)
 	}
 }
 

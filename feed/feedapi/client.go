@@ -57,6 +57,9 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, keep int64) 
 		if method == http.MethodGet {
 			if until, ok := c.heldUntil(endpoint); ok {
 				c.held.Add(1)
+				if o := c.s.Observer; o != nil {
+					o.APIRequestHeld(method, endpoint)
+				}
 				return answer{}, &HeldError{Method: method, URL: u.String(), Endpoint: endpoint, Until: until}
 			}
 		}
@@ -119,8 +122,10 @@ func (c *Client) once(ctx context.Context, method string, u *url.URL, endpoint s
 			err = ue.Err // it would repeat the URL
 		}
 		err = fmt.Errorf("feedapi: %s %s: %w", method, u.Redacted(), err)
+		took := c.s.Clock.Since(a.sentAt)
+		c.observe(method, endpoint, 0, took)
 		c.report(Response{Method: method, URL: u.String(), Endpoint: endpoint, Attempt: attempt, Err: err,
-			SentAt: a.sentAt, Duration: c.s.Clock.Since(a.sentAt)})
+			SentAt: a.sentAt, Duration: took})
 		return answer{}, true, err
 	}
 	defer func() {
@@ -140,6 +145,7 @@ func (c *Client) once(ctx context.Context, method string, u *url.URL, endpoint s
 		body, readErr = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	}
 	a.answered = c.s.Clock.Now()
+	c.observe(method, endpoint, resp.StatusCode, a.answered.Sub(a.sentAt))
 	c.report(Response{Method: method, URL: u.String(), Endpoint: endpoint, Attempt: attempt,
 		StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Err: readErr,
 		SentAt: a.sentAt, Duration: a.answered.Sub(a.sentAt)})
@@ -170,6 +176,13 @@ func apiError(req *http.Request, u *url.URL, resp *http.Response, body []byte) *
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
 	return e
+}
+
+// observe tells the observer of an attempt sent: each one Stats.Requests counts.
+func (c *Client) observe(method, endpoint string, status int, took time.Duration) {
+	if o := c.s.Observer; o != nil {
+		o.APIRequest(method, endpoint, status, took)
+	}
 }
 
 func (c *Client) report(r Response) {

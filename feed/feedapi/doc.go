@@ -23,6 +23,12 @@
 //     timing), for a host that logs or records the traffic;
 //   - an answer other than 2xx is a *feed.APIError naming the method and the URL.
 //
+// Config.Observer is told of every attempt (its method, its endpoint as
+// Response.Endpoint names it, its status, 0 when no answer came, and how long it took on
+// the client's clock) and of every GET held after a 429, for metrics: the requests
+// Stats.Requests and Stats.Held count, with nothing unbounded such as a URL or a body.
+// The otelfeedkit and promfeedkit modules implement it.
+//
 // The account's limits on recovery requests are not counted here: package recovery
 // counts them in its Ledger, shared by every process of the account, and postpones a
 // request before it reaches the client.

@@ -47,6 +47,10 @@ type cache[K comparable, V any] struct {
 	// fetch asks the API for a key's value. It is the cache's, not each read's, so that
 	// a read that hits makes no closure.
 	fetch func(context.Context, K) (V, error)
+	// name and obs: the observer, if any, is told of the reads and evictions of the
+	// cache by this name (see observed).
+	name string
+	obs  Observer
 
 	mu      sync.Mutex
 	entries map[K]*list.Element // of *entry[K, V]
@@ -71,13 +75,32 @@ func newCache[K comparable, V any](c clock.Clock, max int, ttl, errTTL time.Dura
 	return &cache[K, V]{clock: c, max: max, ttl: ttl, errTTL: errTTL, fetch: fetch, entries: make(map[K]*list.Element)}
 }
 
+// observed names the cache and gives it the observer to tell of its reads and
+// evictions; nil tells no one.
+func (c *cache[K, V]) observed(name string, o Observer) *cache[K, V] {
+	c.name, c.obs = name, o
+	return c
+}
+
+// read counts a read as a hit or a miss and tells the observer.
+func (c *cache[K, V]) read(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+	if c.obs != nil {
+		c.obs.CacheRead(c.name, hit)
+	}
+}
+
 // get returns the value of key, fetching it when the cache has nothing fresh.
 func (c *cache[K, V]) get(ctx context.Context, key K) (V, error) {
 	if r, ok := c.cached(key); ok {
-		c.hits.Add(1)
+		c.read(true)
 		return r.val, r.err
 	}
-	c.misses.Add(1)
+	c.read(false)
 	r := c.load(ctx, key, false)
 	if r.held {
 		return r.val, nil // a failed refresh: the old value goes on being used
@@ -124,7 +147,7 @@ func (c *cache[K, V]) refetch(ctx context.Context, key K, minGap time.Duration) 
 		e.forcedAt = now
 	}
 	c.mu.Unlock()
-	c.misses.Add(1)
+	c.read(false)
 	r := c.load(ctx, key, true)
 	return r.val, true, r.err
 }
@@ -154,7 +177,13 @@ func (c *cache[K, V]) load(ctx context.Context, key K, force bool) result[V] {
 		if err != nil {
 			c.errors.Add(1)
 		}
-		return c.store(key, v, err), nil
+		r, evicted := c.store(key, v, err)
+		if c.obs != nil {
+			for range evicted { // told once the lock is let go
+				c.obs.CacheEvicted(c.name)
+			}
+		}
+		return r, nil
 	})
 	select {
 	case r := <-ch:
@@ -164,8 +193,9 @@ func (c *cache[K, V]) load(ctx context.Context, key K, force bool) result[V] {
 	}
 }
 
-// store keeps a fetch's result and returns what readers get.
-func (c *cache[K, V]) store(key K, v V, err error) result[V] {
+// store keeps a fetch's result and returns what readers get, and how many entries it
+// evicted to make room.
+func (c *cache[K, V]) store(key K, v V, err error) (_ result[V], evicted int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock.Now()
@@ -176,23 +206,26 @@ func (c *cache[K, V]) store(key K, v V, err error) result[V] {
 	} else {
 		e = &entry[K, V]{key: key}
 		c.entries[key] = c.lru.PushFront(e)
-		c.evictLocked()
+		evicted = c.evictLocked()
 	}
 	if err != nil {
 		e.err, e.failedAt = err, now
-		return result[V]{val: e.val, held: e.ok, err: err}
+		return result[V]{val: e.val, held: e.ok, err: err}, evicted
 	}
 	e.val, e.ok, e.err, e.at = v, true, nil, now
-	return result[V]{val: v}
+	return result[V]{val: v}, evicted
 }
 
-func (c *cache[K, V]) evictLocked() {
+// evictLocked drops the least recently read entries beyond max and returns how many.
+func (c *cache[K, V]) evictLocked() (n int) {
 	for c.lru.Len() > c.max {
 		el := c.lru.Back()
 		c.lru.Remove(el)
 		delete(c.entries, el.Value.(*entry[K, V]).key)
 		c.evictions.Add(1)
+		n++
 	}
+	return n
 }
 
 func (c *cache[K, V]) stats() CacheStats {

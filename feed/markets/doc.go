@@ -34,6 +34,13 @@
 // values that name the URL (never the access token) and match feed.ErrNotFound,
 // feed.ErrServerError, and so on.
 //
+// Config.Observer is told of each read of a cache, as a hit or a miss, and of each entry
+// a cache drops to stay within its size, for metrics; the otelfeedkit and promfeedkit
+// modules implement it. Each cache is named as its field of Stats is in JSON
+// ("markets", "variants", "single_variants", "summaries", "profiles"), and the counts
+// told are the Hits, Misses and Evictions of Stats; how many entries each holds is read
+// from Stats.
+//
 // # Names the descriptions lack
 //
 // The feed may send a market or an outcome before the cached descriptions know it. Such

@@ -75,11 +75,14 @@ func New(api API, cfg Config) (*Names, error) {
 		api: api,
 		cfg: cfg,
 	}
-	n.markets = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchMarkets)
-	n.variants = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchVariants)
-	n.singleVariants = newCache(c, cfg.CacheSize, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchSingleVariant)
-	n.summaries = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchSummary)
-	n.profiles = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchProfileName)
+	// Each cache is named for the observer as its Stats field is in JSON.
+	o := cfg.Observer
+	n.markets = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchMarkets).observed("markets", o)
+	n.variants = newCache(c, cfg.MaxLanguages, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchVariants).observed("variants", o)
+	n.singleVariants = newCache(c, cfg.CacheSize, cfg.RefreshInterval, cfg.ErrorTTL, n.fetchSingleVariant).
+		observed("single_variants", o)
+	n.summaries = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchSummary).observed("summaries", o)
+	n.profiles = newCache(c, cfg.CacheSize, cfg.ProfileTTL, cfg.ErrorTTL, n.fetchProfileName).observed("profiles", o)
 	return n, nil
 }
 

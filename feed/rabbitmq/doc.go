@@ -44,6 +44,12 @@
 // Messages published while a subscription is down never reach it (its queue is gone):
 // the recovery API fetches them, as the feed protocol intends.
 //
+// Config.Observer is told, for metrics, of each link made (a first connection or a
+// reconnection, consuming), each link lost and each connection attempt that failed,
+// with the error: the events Stats counts as Connects, ConnectionDrops and
+// FailedAttempts. What is a level (links up now, bytes and messages received) is read
+// from Stats. The otelfeedkit and promfeedkit modules implement it.
+//
 // # Notify channels and stuck writes
 //
 // amqp091-go delivers connection and channel events on channels the client registers.

@@ -76,8 +76,9 @@ func (sub *subscription) run(l *link) {
 				if sub.ctx.Err() != nil {
 					return
 				}
-				stats.failed.Add(1)
-				sub.report(fmt.Errorf("rabbitmq: reconnect to %s (attempt %d): %w", s.redactedURL(), attempt, err))
+				err = fmt.Errorf("rabbitmq: reconnect to %s (attempt %d): %w", s.redactedURL(), attempt, err)
+				sub.t.attemptFailed(err)
+				sub.report(err)
 				attempt++
 				continue
 			}
@@ -87,6 +88,9 @@ func (sub *subscription) run(l *link) {
 			return
 		}
 		stats.connects.Add(1)
+		if o := s.Observer; o != nil {
+			o.TransportLinkUp()
+		}
 		s.log.LogAttrs(sub.ctx, slog.LevelInfo, "rabbitmq: consuming",
 			slog.String("broker", s.redactedURL()), slog.String("queue", l.queue), slog.Int("bindings", len(sub.bindings)))
 		up := s.clock.Now()
@@ -99,6 +103,9 @@ func (sub *subscription) run(l *link) {
 			return
 		}
 		stats.drops.Add(1)
+		if o := s.Observer; o != nil {
+			o.TransportLinkDown(cause)
+		}
 		sub.report(fmt.Errorf("rabbitmq: lost the connection to %s: %w", s.redactedURL(), cause))
 		sub.r.ConnectionDown(cause)
 		if s.clock.Since(up) >= s.MaxReconnectDelay {

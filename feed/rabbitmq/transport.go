@@ -135,11 +135,22 @@ func (t *Transport) Subscribe(ctx context.Context, bindings []string, r feed.Rec
 			sub.cancel()
 			return nil, ctx.Err()
 		}
-		t.stats.failed.Add(1)
-		sub.report(fmt.Errorf("rabbitmq: connect to %s (will retry): %w", s.redactedURL(), err))
+		err = fmt.Errorf("rabbitmq: connect to %s (will retry): %w", s.redactedURL(), err)
+		t.attemptFailed(err)
+		sub.report(err)
 	}
 	go sub.run(l)
 	return sub, nil
+}
+
+// attemptFailed counts a connection attempt that failed (Stats.FailedAttempts) and
+// tells the observer. An attempt refused for good at Subscribe (a wrong configuration)
+// is Subscribe's error, and neither.
+func (t *Transport) attemptFailed(err error) {
+	t.stats.failed.Add(1)
+	if o := t.s.Observer; o != nil {
+		o.TransportAttemptFailed(err)
+	}
 }
 
 // settings returns the transport's settings with the virtual host its VirtualHostSource
