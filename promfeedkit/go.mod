@@ -7,7 +7,10 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -229,13 +229,13 @@ func TestEachObserverMethodMovesExactlyItsMetric(t *testing.T) {
 			// Untimed only: no series in the histograms.
 			m.ListenerCalled(concurrent.Call{Pool: "session 0", Producer: 0, Type: feed.MessageUnknown, Result: concurrent.CallUnparsable})
 		}, map[string]float64{
-			`feedkit_listener_calls_total{feedkit_message_type="odds_change",feedkit_pool="feed",feedkit_producer="1",feedkit_result="returned"}`:      2,
-			`feedkit_listener_calls_total{feedkit_message_type="odds_change",feedkit_pool="feed",feedkit_producer="1",feedkit_result="failed"}`:        1,
+			`feedkit_listener_calls_total{feedkit_message_type="odds_change",feedkit_pool="feed",feedkit_producer="1",feedkit_result="returned"}`:    2,
+			`feedkit_listener_calls_total{feedkit_message_type="odds_change",feedkit_pool="feed",feedkit_producer="1",feedkit_result="failed"}`:      1,
 			`feedkit_listener_calls_total{feedkit_message_type="unknown",feedkit_pool="session 0",feedkit_producer="0",feedkit_result="unparsable"}`: 1,
-			`messaging_process_duration_seconds_count{feedkit_message_type="odds_change",feedkit_pool="feed"}`:                                        1,
-			`messaging_process_duration_seconds_sum{feedkit_message_type="odds_change",feedkit_pool="feed"}`:                                          0.002,
-			`feedkit_queue_wait_duration_seconds_count{feedkit_pool="feed"}`:                                                                          1,
-			`feedkit_queue_wait_duration_seconds_sum{feedkit_pool="feed"}`:                                                                            0.003,
+			`messaging_process_duration_seconds_count{feedkit_message_type="odds_change",feedkit_pool="feed"}`:                                       1,
+			`messaging_process_duration_seconds_sum{feedkit_message_type="odds_change",feedkit_pool="feed"}`:                                         0.002,
+			`feedkit_queue_wait_duration_seconds_count{feedkit_pool="feed"}`:                                                                         1,
+			`feedkit_queue_wait_duration_seconds_sum{feedkit_pool="feed"}`:                                                                           0.003,
 		}},
 		{"ProducerUpHeld", func(m *promfeedkit.Metrics) {
 			m.ProducerUpHeld(1, feed.EventStatefulRecovery)
@@ -295,8 +295,8 @@ func TestEachObserverMethodMovesExactlyItsMetric(t *testing.T) {
 			m.APIRequest("GET", "/v1/users/whoami.xml", 200, 30*time.Millisecond)
 			m.APIRequest("POST", "/v1/{product}/recovery/initiate_request", 0, 10*time.Second) // no answer
 		}, map[string]float64{
-			`http_client_request_duration_seconds_count{http_request_method="GET",http_response_status_code="200",url_template="/v1/users/whoami.xml"}`:                 1,
-			`http_client_request_duration_seconds_sum{http_request_method="GET",http_response_status_code="200",url_template="/v1/users/whoami.xml"}`:                   0.03,
+			`http_client_request_duration_seconds_count{http_request_method="GET",http_response_status_code="200",url_template="/v1/users/whoami.xml"}`:                  1,
+			`http_client_request_duration_seconds_sum{http_request_method="GET",http_response_status_code="200",url_template="/v1/users/whoami.xml"}`:                    0.03,
 			`http_client_request_duration_seconds_count{http_request_method="POST",http_response_status_code="",url_template="/v1/{product}/recovery/initiate_request"}`: 1,
 			`http_client_request_duration_seconds_sum{http_request_method="POST",http_response_status_code="",url_template="/v1/{product}/recovery/initiate_request"}`:   10,
 		}},
