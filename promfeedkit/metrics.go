@@ -10,7 +10,6 @@ import (
 
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/clock"
-	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 )
 
@@ -95,12 +94,12 @@ type Metrics struct {
 	backlogDesc, runningDesc, upDesc, lastDownDesc, aliveAgeDesc *prometheus.Desc
 	entriesDesc, connectedDesc, receivedDesc                     *prometheus.Desc
 
-	// The children of the calls made once per message (cache.go).
-	feedChildren       *children[feedKey, prometheus.Counter]
-	unparsableChildren *children[feedKey, prometheus.Counter]
-	callChildren       *children[callKey, prometheus.Counter]
-	timingChildren     *children[timingKey, timingChildren]
-	readChildren       *children[readKey, prometheus.Counter]
+	// The children of the calls made once per message (cache.go), by their labels
+	// packed into a key (keys.go).
+	feedChildren       *children[uint64, prometheus.Counter]
+	unparsableChildren *children[uint64, prometheus.Counter]
+	pools              *children[string, *poolChildren]
+	hits, misses       *children[string, prometheus.Counter]
 
 	mu       sync.Mutex
 	lastDown map[int]feed.StatusReason // each producer's last down, by ProducerStatusChanged
@@ -110,37 +109,16 @@ type Metrics struct {
 
 var _ feedkit.Observer = (*Metrics)(nil)
 
-// feedKey is what a session's message is counted by.
-type feedKey struct {
-	session  int // SessionRef.Index: see Metrics on why the interest is left out
-	producer int
-	typ      feed.MessageType
-}
-
-// callKey is what a listener call is counted by.
-type callKey struct {
-	pool     string
-	producer int
-	typ      feed.MessageType
-	result   concurrent.CallResult
-}
-
-// timingKey is what a timed listener call is observed by.
-type timingKey struct {
-	pool string
-	typ  feed.MessageType
+// poolChildren are the children of one pool's listener calls.
+type poolChildren struct {
+	calls   *children[uint64, prometheus.Counter] // by callKey
+	timings *children[feed.MessageType, timingChildren]
 }
 
 // timingChildren are the histograms a timed listener call moves.
 type timingChildren struct {
 	process prometheus.Observer
 	wait    prometheus.Observer
-}
-
-// readKey is what a cache read is counted by.
-type readKey struct {
-	cache string
-	hit   bool
 }
 
 // Option changes what New makes.
@@ -259,11 +237,11 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	m.receivedDesc = prometheus.NewDesc("feedkit_transport_received_bytes_total",
 		"Bytes of the message bodies received from the broker.", nil, nil)
 
-	m.feedChildren = newChildren[feedKey, prometheus.Counter]()
-	m.unparsableChildren = newChildren[feedKey, prometheus.Counter]()
-	m.callChildren = newChildren[callKey, prometheus.Counter]()
-	m.timingChildren = newChildren[timingKey, timingChildren]()
-	m.readChildren = newChildren[readKey, prometheus.Counter]()
+	m.feedChildren = newChildren[uint64, prometheus.Counter]()
+	m.unparsableChildren = newChildren[uint64, prometheus.Counter]()
+	m.pools = newChildren[string, *poolChildren]()
+	m.hits = newChildren[string, prometheus.Counter]()
+	m.misses = newChildren[string, prometheus.Counter]()
 
 	if err := reg.Register(collector{m}); err != nil {
 		return nil, fmt.Errorf("promfeedkit: New: %w", err)

@@ -524,3 +524,29 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(100, f), name)
 	}
 }
+
+// Labels past what the hot path packs into its keys (a producer id from a malformed
+// message, a session index past 16 bits) are counted all the same.
+func TestOutOfRangeLabelsAreCounted(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := promfeedkit.New(reg)
+	require.NoError(t, err)
+	const huge = 1 << 40
+	for range 2 {
+		m.FeedMessageReceived(live, -1, feed.MessageOddsChange, 10)
+		m.FeedMessageReceived(feed.SessionRef{Index: 1 << 16}, 1, feed.MessageOddsChange, 10)
+		m.FeedMessageUnparsable(live, huge, feed.MessageUnknown)
+		m.ListenerCalled(concurrent.Call{Pool: "feed", Producer: huge, Type: feed.MessageBetStop, Timed: true, Duration: time.Millisecond})
+	}
+	assert.Equal(t, map[string]float64{
+		`messaging_client_consumed_messages_total{feedkit_message_type="odds_change",feedkit_producer="-1",feedkit_session="0:live",messaging_system="rabbitmq"}`:   2,
+		`messaging_client_consumed_messages_total{feedkit_message_type="odds_change",feedkit_producer="1",feedkit_session="65536:all",messaging_system="rabbitmq"}`: 2,
+		`feedkit_messages_unparsable_total{feedkit_message_type="unknown",feedkit_producer="1099511627776",feedkit_session="0:live"}`:                               2,
+		`feedkit_listener_calls_total{feedkit_message_type="bet_stop",feedkit_pool="feed",feedkit_producer="1099511627776",feedkit_result="returned"}`:              2,
+		`messaging_process_duration_seconds_count{feedkit_message_type="bet_stop",feedkit_pool="feed"}`:                                                             2,
+		`messaging_process_duration_seconds_sum{feedkit_message_type="bet_stop",feedkit_pool="feed"}`:                                                               0.002,
+		`feedkit_queue_wait_duration_seconds_count{feedkit_pool="feed"}`:                                                                                            2,
+		`feedkit_queue_wait_duration_seconds_sum{feedkit_pool="feed"}`:                                                                                              0,
+		"feedkit_transport_connects_total": 0, "feedkit_transport_drops_total": 0, "feedkit_transport_failed_attempts_total": 0,
+	}, flatten(t, reg))
+}

@@ -16,39 +16,47 @@ import (
 // messaging_client_consumed_messages_total. Its size is not counted here: the
 // transport's bytes are read from the Stats (feedkit_transport_received_bytes_total).
 func (m *Metrics) FeedMessageReceived(s feed.SessionRef, producer int, typ feed.MessageType, _ int) {
-	k := feedKey{s.Index, producer, typ}
-	c, ok := m.feedChildren.load(k)
-	if !ok {
-		c = m.feedChildren.add(k, func() prometheus.Counter {
-			return m.consumed.WithLabelValues(sessionLabel(s), strconv.Itoa(producer), typ.String())
-		})
-	}
-	c.Inc()
+	m.sessionCounter(m.feedChildren, m.consumed, s, producer, typ).Inc()
 }
 
 // FeedMessageUnparsable counts a message a session could not route or decode, in
 // feedkit_messages_unparsable_total.
 func (m *Metrics) FeedMessageUnparsable(s feed.SessionRef, producer int, typ feed.MessageType) {
-	k := feedKey{s.Index, producer, typ}
-	c, ok := m.unparsableChildren.load(k)
-	if !ok {
-		c = m.unparsableChildren.add(k, func() prometheus.Counter {
-			return m.unparsable.WithLabelValues(sessionLabel(s), strconv.Itoa(producer), typ.String())
-		})
+	m.sessionCounter(m.unparsableChildren, m.unparsable, s, producer, typ).Inc()
+}
+
+// sessionCounter returns vec's child for a message of session s.
+func (m *Metrics) sessionCounter(ch *children[uint64, prometheus.Counter], vec *prometheus.CounterVec,
+	s feed.SessionRef, producer int, typ feed.MessageType) prometheus.Counter {
+	k, packed := feedKey(s.Index, producer, typ)
+	if c, ok := ch.load(k); ok && packed {
+		return c
 	}
-	c.Inc()
+	resolve := func() prometheus.Counter {
+		return vec.WithLabelValues(sessionLabel(s), strconv.Itoa(producer), typ.String())
+	}
+	if !packed {
+		return resolve()
+	}
+	return ch.add(k, resolve)
 }
 
 // ListenerCalled counts a listener call in feedkit_listener_calls_total and, when the
 // pool timed it, observes its duration (messaging_process_duration_seconds) and its
 // message's wait in the queue (feedkit_queue_wait_duration_seconds).
 func (m *Metrics) ListenerCalled(c concurrent.Call) {
-	k := callKey{c.Pool, c.Producer, c.Type, c.Result}
-	n, ok := m.callChildren.load(k)
-	if !ok {
-		n = m.callChildren.add(k, func() prometheus.Counter {
+	p := m.pool(c.Pool)
+	k, packed := callKey(c.Producer, c.Type, c.Result)
+	n, ok := p.calls.load(k)
+	if !ok || !packed {
+		resolve := func() prometheus.Counter {
 			return m.calls.WithLabelValues(c.Pool, strconv.Itoa(c.Producer), c.Type.String(), c.Result.String())
-		})
+		}
+		if packed {
+			n = p.calls.add(k, resolve)
+		} else {
+			n = resolve()
+		}
 	}
 	n.Inc()
 	if !c.Timed {
@@ -56,15 +64,25 @@ func (m *Metrics) ListenerCalled(c concurrent.Call) {
 	}
 	// Resolved apart from the count, so that the histograms have no series of calls
 	// that none were timed of.
-	tk := timingKey{c.Pool, c.Type}
-	h, ok := m.timingChildren.load(tk)
+	h, ok := p.timings.load(c.Type)
 	if !ok {
-		h = m.timingChildren.add(tk, func() timingChildren {
+		h = p.timings.add(c.Type, func() timingChildren {
 			return timingChildren{process: m.process.WithLabelValues(c.Pool, c.Type.String()), wait: m.queueWait.WithLabelValues(c.Pool)}
 		})
 	}
 	h.process.Observe(c.Duration.Seconds())
 	h.wait.Observe(c.Wait.Seconds())
+}
+
+// pool returns the children of the pool named name.
+func (m *Metrics) pool(name string) *poolChildren {
+	if p, ok := m.pools.load(name); ok {
+		return p
+	}
+	return m.pools.add(name, func() *poolChildren {
+		return &poolChildren{calls: newChildren[uint64, prometheus.Counter](),
+			timings: newChildren[feed.MessageType, timingChildren]()}
+	})
 }
 
 // ProducerUpHeld counts an up held back in feedkit_producer_ups_held_total.
@@ -128,16 +146,13 @@ func (m *Metrics) APIRequestHeld(method, endpoint string) {
 // CacheRead counts a read of a names cache in feedkit_cache_reads_total, with
 // feedkit_result "hit" or "miss".
 func (m *Metrics) CacheRead(cache string, hit bool) {
-	k := readKey{cache, hit}
-	c, ok := m.readChildren.load(k)
+	ch, result := m.misses, "miss"
+	if hit {
+		ch, result = m.hits, "hit"
+	}
+	c, ok := ch.load(cache)
 	if !ok {
-		c = m.readChildren.add(k, func() prometheus.Counter {
-			result := "miss"
-			if hit {
-				result = "hit"
-			}
-			return m.cacheReads.WithLabelValues(cache, result)
-		})
+		c = ch.add(cache, func() prometheus.Counter { return m.cacheReads.WithLabelValues(cache, result) })
 	}
 	c.Inc()
 }
