@@ -53,12 +53,12 @@ var (
 // registered by New. Set it as feedkit.Config.Observer, and call WatchSDK with the SDK
 // built, for the levels that are read from SDK.Stats at each scrape.
 //
-// A Metrics serves one SDK. A session's messages are told apart by its index alone,
-// which is cheaper than by its interest too: the interest in the feedkit_session label
-// is the one of the first message of that index (an SDK gives each index one interest).
-// And WatchSDK takes one SDK. For several SDKs
-// in one process, make a Metrics for each, on registries of their own or on a
-// registerer wrapped with prometheus.WrapRegistererWith and a label of yours.
+// A Metrics serves one SDK. WatchSDK takes one SDK, and a session's messages are told
+// apart by its index alone, which is cheaper than by its interest too: the interest in
+// the feedkit_session label is that of the first message of the index (an SDK gives
+// each index one interest). For several SDKs in one process, make a Metrics for each,
+// on registries of their own or on a registerer wrapped with
+// prometheus.WrapRegistererWith and a label of yours.
 //
 // Its methods are safe for concurrent use. Those called once per message
 // (FeedMessageReceived, ListenerCalled, CacheRead) do not allocate once their labels
