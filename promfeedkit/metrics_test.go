@@ -377,18 +377,21 @@ var statsLevels = map[string]bool{
 }
 
 // callEveryMethod calls each method of the observer once, with a timed listener call.
+// Its producer (99), pool and endpoint are none of an SDK's, so that a test can tell
+// its series from those of an SDK that tells the same Metrics.
 func callEveryMethod(m *promfeedkit.Metrics) {
-	m.FeedMessageReceived(live, 1, feed.MessageOddsChange, 100)
-	m.FeedMessageUnparsable(live, 1, feed.MessageOddsChange)
-	m.ListenerCalled(concurrent.Call{Pool: "feed", Producer: 1, Type: feed.MessageOddsChange, Timed: true, Wait: time.Microsecond, Duration: time.Millisecond})
-	m.ProducerUpHeld(1, feed.ProducerRecovery)
-	m.ProducerUpReleased(1, feed.ProducerRecovery, time.Second)
-	m.ProducerStatusChanged(feed.ProducerStatus{Producer: 1, Down: true, Reason: feed.InitialState})
-	m.ProducerAlive(1, time.Second)
-	m.RecoveryRequested(1, feed.ProducerRecovery, recovery.RequestAccepted)
-	m.RecoveryEnded(1, feed.ProducerRecovery, recovery.RecoveryCompleted, time.Minute)
-	m.APIRequest("GET", "/v1/users/whoami.xml", 200, time.Millisecond)
-	m.APIRequestHeld("GET", "/v1/users/whoami.xml")
+	const p = 99
+	m.FeedMessageReceived(live, p, feed.MessageOddsChange, 100)
+	m.FeedMessageUnparsable(live, p, feed.MessageOddsChange)
+	m.ListenerCalled(concurrent.Call{Pool: "test", Producer: p, Type: feed.MessageOddsChange, Timed: true, Wait: time.Microsecond, Duration: time.Millisecond})
+	m.ProducerUpHeld(p, feed.ProducerRecovery)
+	m.ProducerUpReleased(p, feed.ProducerRecovery, time.Second)
+	m.ProducerStatusChanged(feed.ProducerStatus{Producer: p, Down: true, Reason: feed.InitialState})
+	m.ProducerAlive(p, time.Second)
+	m.RecoveryRequested(p, feed.ProducerRecovery, recovery.RequestAccepted)
+	m.RecoveryEnded(p, feed.ProducerRecovery, recovery.RecoveryCompleted, time.Minute)
+	m.APIRequest("GET", "/v1/test/{id}.xml", 200, time.Millisecond)
+	m.APIRequestHeld("GET", "/v1/test/{id}.xml")
 	m.CacheRead("markets", true)
 	m.CacheEvicted("markets")
 	m.TransportLinkUp()
