@@ -17,6 +17,7 @@ import (
 	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/testenv"
@@ -286,4 +287,66 @@ func TestWatchSDKTransportLevelsOnRabbitMQ(t *testing.T) {
 	require.NoError(t, rec.Wait(ctx, messages))
 	require.Equal(t, uint64(bytes), sdk.Stats().Transport.Bytes)
 	assert.Equal(t, map[string]float64{"feedkit_transport_connected": 1, "feedkit_transport_received_bytes_total": float64(bytes)}, transport())
+}
+
+// An SDK's recovery manager tells the Metrics of its producer's start and recovery, and
+// the metrics count what its Stats count: a producer down from the start, one recovery
+// requested and completed, its up, and the lag of its alives.
+func TestRecoveryMetricsOfAnSDKMatchItsStats(t *testing.T) {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}})
+	require.NoError(t, err)
+	api := httptest.NewServer(sim.RecoveryHandler())
+	t.Cleanup(api.Close)
+	reg := prometheus.NewPedanticRegistry()
+	m, err := promfeedkit.New(reg)
+	require.NoError(t, err)
+	global := feedtest.NewGlobalRecorder()
+	sdk, err := feedkit.New(feedkit.Config{
+		Transport: broker, Node: feed.Node(1), Global: global,
+		API:        feedapi.Config{BaseURL: api.URL, AccessToken: feedtest.DefaultAccessToken},
+		Recovery:   recovery.Config{Producers: []feed.Producer{lo}},
+		Concurrent: &concurrent.Config{},
+		Observer:   m,
+	})
+	require.NoError(t, err)
+	require.NoError(t, sdk.AddSession(feed.AllMessages, feedtest.NewRecorder()))
+	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
+	require.NoError(t, m.WatchSDK(sdk))
+	ctx := t.Context()
+	require.NoError(t, sdk.Open(ctx))
+	require.NoError(t, sim.SendAlive(ctx, lo.ID, true)) // the producer's first alive: a recovery
+	// Its down and the connection's up come first.
+	for global.RequireNext(t).String() != "producer 1 up (FirstRecoveryCompleted)" {
+	}
+	require.NoError(t, broker.Flush(ctx))
+	require.NoError(t, sdk.Flush(ctx))
+
+	st := sdk.Stats().Recovery
+	require.Equal(t, uint64(1), st.RecoveriesRequested)
+	require.Equal(t, uint64(1), st.RecoveriesCompleted)
+	got := flatten(t, reg)
+	for series, want := range map[string]float64{
+		`feedkit_recovery_requests_total{feedkit_producer="1",feedkit_recovery_kind="producer",feedkit_result="accepted"}`:          float64(st.RecoveriesRequested),
+		`feedkit_recovery_duration_seconds_count{feedkit_producer="1",feedkit_recovery_kind="producer",feedkit_result="completed"}`: float64(st.RecoveriesCompleted),
+		`feedkit_producer_downs_total{feedkit_producer="1",feedkit_reason="InitialState"}`:                                          1,
+		`feedkit_producer_last_down{feedkit_producer="1",feedkit_reason="InitialState"}`:                                            1,
+		`feedkit_producer_up{feedkit_producer="1"}`:                                                                                 1,
+	} {
+		assert.Equal(t, want, got[series], series)
+	}
+	var downs, requests float64
+	for series, v := range got {
+		switch name, _, _ := strings.Cut(series, "{"); name {
+		case "feedkit_producer_downs_total":
+			downs += v
+		case "feedkit_recovery_requests_total":
+			requests += v
+		}
+	}
+	assert.Equal(t, 1.0, downs, "the producer went down once: at the start")
+	assert.Equal(t, float64(st.RecoveriesRequested+st.RequestsRateLimited+st.RequestsFailed), requests)
+	assert.Contains(t, got, `feedkit_producer_lag_seconds{feedkit_producer="1"}`, "the alives' lag")
 }
