@@ -8,9 +8,11 @@
 # the result of the checks.
 #
 # On a fresh Debian 12 machine, as root, it installs what is missing
-# (rabbitmq-server, postgresql, chromium) with apt-get first. Not as root, a
-# missing chromium is only reported: the browser test skips then (fails under
-# CI=true).
+# (rabbitmq-server, postgresql, chromium, prometheus) with apt-get first. Not as
+# root, a missing chromium or prometheus is only reported: the tests that need
+# them skip then (fail under CI=true). No package's own service is left
+# running: none is started at install, and a prometheus service that the
+# install started anyway is stopped (it would hold port 9090).
 #
 # Exported to the tests (internal/testenv reads them):
 #   FEEDKIT_AMQP_URL     amqp://guest:guest@127.0.0.1:<port>/ (guest only
@@ -26,12 +28,19 @@
 #                          $FEEDKIT_RABBITMQCTL start_app
 #   FEEDKIT_CHROMIUM     the chromium binary that the status page test of
 #                        carousel runs headless (unset when there is none)
+#   FEEDKIT_PROMTOOL     the promtool binary (Debian's prometheus package), with
+#                        which promfeedkit's test lints a scrape (promtool check
+#                        metrics); unset when there is none
+#   FEEDKIT_PROMETHEUS   the Prometheus server binary of the same package, for
+#                        tests that run a server of their own on loopback to
+#                        scrape the metrics; unset when there is none
 #
 # Bring your own services: when FEEDKIT_AMQP_URL (or FEEDKIT_PG_URL) is
 # already set, that service is not started and the given URL is used. With
 # your own broker, export FEEDKIT_RABBITMQCTL too if tests need to control it.
 # Likewise a FEEDKIT_CHROMIUM already set (e.g. google-chrome) is kept, and
-# chromium is then not installed.
+# chromium is then not installed; and FEEDKIT_PROMTOOL and FEEDKIT_PROMETHEUS,
+# both set, keep prometheus from being installed.
 #
 # Arguments:
 #   ./scripts/test.sh             the checks above
@@ -242,9 +251,11 @@ as_pg() {
 need_rabbitmq=false
 need_pg=false
 need_chromium=false
+need_prometheus=false
 [[ -z ${FEEDKIT_AMQP_URL:-} ]] && need_rabbitmq=true
 [[ -z ${FEEDKIT_PG_URL:-} ]] && need_pg=true
 [[ -z ${FEEDKIT_CHROMIUM:-} ]] && need_chromium=true
+[[ -z ${FEEDKIT_PROMTOOL:-} || -z ${FEEDKIT_PROMETHEUS:-} ]] && need_prometheus=true
 
 packages=()
 if $need_rabbitmq && ! find_rabbitmq_bin >/dev/null; then
@@ -260,6 +271,16 @@ if $need_chromium && ! command -v chromium >/dev/null; then
 		packages+=(chromium)
 	else
 		echo "test.sh: no chromium and not root: the browser test will skip (fail under CI=true); apt-get install chromium" >&2
+	fi
+fi
+# Likewise promtool: promfeedkit's lint of a scrape skips without it.
+installing_prometheus=false
+if $need_prometheus && ! { command -v promtool && command -v prometheus; } >/dev/null; then
+	if ((EUID == 0)); then
+		packages+=(prometheus)
+		installing_prometheus=true
+	else
+		echo "test.sh: no promtool/prometheus and not root: promfeedkit's promtool test will skip (fail under CI=true); apt-get install prometheus" >&2
 	fi
 fi
 if ((${#packages[@]} > 0)); then
@@ -281,10 +302,29 @@ if ((${#packages[@]} > 0)); then
 		rm -f "$POLICY_RC_D"
 		POLICY_RC_D=""
 	fi
+	# A machine's own policy may have let the package start its server, on port
+	# 9090: it is ours to stop, as we installed it (and, with systemd, to keep
+	# from starting at boot). Our tests run any server of their own elsewhere.
+	if $installing_prometheus; then
+		if [[ -d /run/systemd/system ]] && systemctl is-active --quiet prometheus; then
+			echo "stopping the prometheus service that its install started"
+			systemctl stop prometheus
+			systemctl disable --quiet prometheus
+		elif [[ -x /etc/init.d/prometheus ]] && /etc/init.d/prometheus status >/dev/null 2>&1; then
+			echo "stopping the prometheus service that its install started"
+			/etc/init.d/prometheus stop >/dev/null
+		fi
+	fi
 fi
 
 if $need_chromium && chromium=$(command -v chromium); then
 	export FEEDKIT_CHROMIUM=$chromium
+fi
+if [[ -z ${FEEDKIT_PROMTOOL:-} ]] && promtool=$(command -v promtool); then
+	export FEEDKIT_PROMTOOL=$promtool
+fi
+if [[ -z ${FEEDKIT_PROMETHEUS:-} ]] && prometheus=$(command -v prometheus); then
+	export FEEDKIT_PROMETHEUS=$prometheus
 fi
 
 if $need_rabbitmq || $need_pg; then
@@ -458,6 +498,8 @@ echo "FEEDKIT_AMQP_URL=$FEEDKIT_AMQP_URL"
 echo "FEEDKIT_PG_URL=$FEEDKIT_PG_URL"
 echo "FEEDKIT_RABBITMQCTL=${FEEDKIT_RABBITMQCTL:-(unset)}"
 echo "FEEDKIT_CHROMIUM=${FEEDKIT_CHROMIUM:-(unset)}"
+echo "FEEDKIT_PROMTOOL=${FEEDKIT_PROMTOOL:-(unset)}"
+echo "FEEDKIT_PROMETHEUS=${FEEDKIT_PROMETHEUS:-(unset)}"
 
 # With arguments, run them with the services up instead of the checks, e.g.
 #   ./scripts/test.sh go test -run Reconnect -v ./feed/rabbitmq
