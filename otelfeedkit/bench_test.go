@@ -4,9 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/otelfeedkit"
+	"github.com/feedkit/feedkit/recovery"
 )
 
 // The calls made once per message, on the SDK's MeterProvider read by a ManualReader:
@@ -52,4 +55,33 @@ func BenchmarkObserverCalls(b *testing.B) {
 			})
 		})
 	}
+}
+
+// After a key's first call, the calls made once per message allocate nothing, nor do
+// the other calls of a key seen before.
+func TestCallsAllocateNothingAfterAKeysFirst(t *testing.T) {
+	m, _ := newMetrics(t)
+	session := feed.SessionRef{Index: 1, Interest: feed.PrematchMessagesOnly}
+	call := concurrent.Call{Pool: "feed", Producer: 3, Type: feed.MessageBetSettlement, Result: concurrent.CallFailed,
+		Timed: true, Wait: time.Millisecond, Duration: time.Millisecond}
+	calls := func() {
+		m.FeedMessageReceived(session, 3, feed.MessageBetSettlement, 512)
+		m.FeedMessageUnparsable(session, 3, feed.MessageBetSettlement)
+		m.ListenerCalled(call)
+		m.ProducerAlive(3, time.Second)
+		m.ProducerUpHeld(3, feed.EventRecovery)
+		m.ProducerUpReleased(3, feed.EventRecovery, time.Second)
+		m.APIRequest("GET", "/v1/{lang}/sport_events/{urn}/summary.xml", 200, time.Millisecond)
+		m.CacheRead("summaries", false)
+		m.CacheEvicted("summaries")
+		m.ProducerStatusChanged(feed.ProducerStatus{Producer: 3, Down: true, Reason: feed.AliveIntervalViolation})
+		m.RecoveryRequested(3, feed.ProducerRecovery, recovery.RequestAccepted)
+		m.RecoveryEnded(3, feed.ProducerRecovery, recovery.RecoveryCompleted, time.Second)
+		m.APIRequestHeld("GET", "/v1/{lang}/sport_events/{urn}/summary.xml")
+		m.TransportLinkUp()
+		m.TransportLinkDown(nil)
+		m.TransportAttemptFailed(nil)
+	}
+	calls()
+	assert.Zero(t, testing.AllocsPerRun(100, calls))
 }
