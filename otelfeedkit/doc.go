@@ -14,6 +14,8 @@
 //	...
 //	reg, err := m.WatchSDK(sdk)
 //
+// ExampleNew runs this on a ManualReader and prints what it collects.
+//
 // The observer's calls made once per message (FeedMessageReceived, ListenerCalled)
 // allocate nothing once their labels have been seen: each key's attribute set is made
 // once and kept, with the options that carry it.
