@@ -1,0 +1,100 @@
+// Package otelfeedkit exports what a feedkit SDK does as OpenTelemetry metrics, through
+// the metric API alone: the host chooses the SDK, the exporters and the views.
+//
+// New makes the instruments on a MeterProvider (the global one by default). The
+// *Metrics it returns is a feedkit.Observer: set it as feedkit.Config.Observer, and
+// every part of the SDK tells it what happens as it happens. Levels are not told but
+// read: call WatchSDK with the SDK once it is built, and every collection reads
+// SDK.Stats once for them.
+//
+//	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+//	m, err := otelfeedkit.New(otelfeedkit.WithMeterProvider(mp))
+//	...
+//	sdk, err := feedkit.New(feedkit.Config{..., Observer: m})
+//	...
+//	reg, err := m.WatchSDK(sdk)
+//
+// ExampleNew runs this on a ManualReader and prints what it collects.
+//
+// The observer's calls made once per message (FeedMessageReceived, ListenerCalled)
+// allocate nothing once their labels have been seen: each key's attribute set is made
+// once and kept, with the options that carry it.
+//
+// # Metrics
+//
+// Name, unit, instrument and attributes. The Prometheus names are what OpenTelemetry's
+// Prometheus exporter makes of these (dots to underscores, the unit's suffix, _total
+// for counters: messaging_client_consumed_messages_total,
+// feedkit_transport_received_bytes_total, http_client_request_duration_seconds); the
+// module github.com/feedkit/feedkit/promfeedkit exports the same names, so that one
+// dashboard reads either.
+//
+//	messaging.client.consumed.messages  {message}  counter    messaging.system feedkit.session feedkit.producer feedkit.message.type
+//	feedkit.messages.unparsable         {message}  counter    feedkit.session feedkit.producer feedkit.message.type
+//	feedkit.listener.calls              {call}     counter    feedkit.pool feedkit.producer feedkit.message.type feedkit.result
+//	messaging.process.duration          s          histogram  feedkit.pool feedkit.message.type
+//	feedkit.queue.wait.duration         s          histogram  feedkit.pool
+//	feedkit.pool.backlog                {task}     gauge*     feedkit.pool
+//	feedkit.pool.running                {call}     gauge*     feedkit.pool
+//	feedkit.producer.up                 {producer} gauge*     feedkit.producer
+//	feedkit.producer.last_down          {producer} gauge      feedkit.producer feedkit.reason
+//	feedkit.producer.downs              {down}     counter    feedkit.producer feedkit.reason
+//	feedkit.producer.ups.held           {up}       counter    feedkit.producer feedkit.recovery.kind
+//	feedkit.producer.up.held.duration   s          histogram  feedkit.producer feedkit.recovery.kind
+//	feedkit.producer.lag                s          gauge      feedkit.producer
+//	feedkit.producer.alive.age          s          gauge*     feedkit.producer
+//	feedkit.recovery.requests           {request}  counter    feedkit.producer feedkit.recovery.kind feedkit.result
+//	feedkit.recovery.duration           s          histogram  feedkit.producer feedkit.recovery.kind feedkit.result
+//	http.client.request.duration        s          histogram  http.request.method url.template http.response.status_code
+//	feedkit.api.requests.held           {request}  counter    http.request.method url.template
+//	feedkit.cache.reads                 {read}     counter    feedkit.cache feedkit.result
+//	feedkit.cache.evictions             {entry}    counter    feedkit.cache
+//	feedkit.cache.entries               {entry}    gauge*     feedkit.cache
+//	feedkit.transport.connected         {link}     gauge*
+//	feedkit.transport.connects          {link}     counter
+//	feedkit.transport.drops             {link}     counter
+//	feedkit.transport.failed_attempts   {attempt}  counter
+//	feedkit.transport.received          By         counter*
+//
+// A star marks a level that WatchSDK reads from SDK.Stats when the metrics are
+// collected: without WatchSDK they are not reported. Everything else moves with the
+// observer's calls.
+//
+// The histograms' bucket boundaries are given as advice, which a View may override:
+// microseconds to seconds for the listener calls and their wait, milliseconds to 30 s
+// for the API, a tenth of a second to 30 minutes for the recoveries and the ups held.
+// messaging.process.duration and feedkit.queue.wait.duration count the calls a pool
+// timed only, one in its TimingSample: feedkit.listener.calls counts them all.
+//
+// # Attributes
+//
+//   - messaging.system: "rabbitmq", on every message consumed.
+//   - feedkit.session: the session's index and the short name of its interest, as
+//     "0:all", "1:live", "2:prematch", "3:hi", "4:lo", "5:virtual", or "6:matches" for
+//     feed.SpecifiedMatchesOnly (its events left out).
+//   - feedkit.producer: the producer's id in decimal; "0" for a message whose producer
+//     is not known (it could not be read).
+//   - feedkit.message.type: feed.MessageType's String ("odds_change", "alive",
+//     "unknown" for a malformed routing key).
+//   - feedkit.pool: the pool's name: the shared pool's Config.Concurrent.Name ("feed"
+//     by default; tell WatchSDK's levels another with WithPoolName), "session N" for a
+//     serial session's dispatcher.
+//   - feedkit.result: how a thing ended, the String of its enum: a listener call's
+//     concurrent.CallResult ("returned", "failed", "panicked", "unparsable"), a recovery
+//     request's recovery.RequestResult ("accepted", "rate_limited", "failed"), a
+//     recovery's recovery.RecoveryResult ("completed", "timed_out"); "hit" or "miss" for
+//     a cache read.
+//   - feedkit.reason: feed.StatusReason's String ("AliveIntervalViolation",
+//     "InitialState", ...).
+//   - feedkit.recovery.kind: "producer", "event" or "event_stateful".
+//   - feedkit.cache: "markets", "variants", "single_variants", "summaries", "profiles".
+//   - http.request.method, url.template, http.response.status_code: as OpenTelemetry's
+//     HTTP semantic conventions: the method ("_OTHER" for one they do not list), the
+//     endpoint's template ("/v1/{lang}/sport_events/{urn}/summary.xml"), the answer's
+//     status, left out when no answer came.
+//
+// feedkit.producer.last_down is 1 for the reason of each producer's last down (a
+// ProducerStatusChanged with Down set; InitialState is one, since a producer starts
+// down) and is kept while the producer is up again; a later down replaces it. Every such
+// change also counts in feedkit.producer.downs.
+package otelfeedkit
