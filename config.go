@@ -46,6 +46,8 @@ type Config struct {
 	// host, or an embedded *feedtest.Broker for tests and development. The caller owns
 	// it. The errors it meets and goes on from (failed connects, lost connections)
 	// reach OnError through the sessions, as those of a transport the SDK builds do.
+	// Config.Observer does not reach it: give a RabbitMQ transport of your own the same
+	// observer in its rabbitmq.Config.Observer.
 	Transport feed.Transport
 	// AMQP configures a RabbitMQ transport that the SDK builds and owns, when Transport
 	// is nil. With Environment, its URL, AccessToken, VirtualHost and VirtualHostSource

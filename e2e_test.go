@@ -63,7 +63,10 @@ func embeddedLink(t *testing.T) feedLink {
 // rabbitLink runs the SDK's transport through a fault-injecting proxy to the broker, so
 // that an outage lasts until the test ends it, however long the test takes meanwhile (the
 // transport reconnects on its own within 200 ms); the simulator publishes directly.
-func rabbitLink(t *testing.T) feedLink {
+func rabbitLink(t *testing.T) feedLink { return rabbitLinkObserved(t, nil) }
+
+// rabbitLinkObserved is rabbitLink with obs told of the transport's links (nil: none).
+func rabbitLinkObserved(t *testing.T, obs rabbitmq.Observer) feedLink {
 	vhost := testenv.AMQPVhost(t)
 	u, err := url.Parse(vhost)
 	require.NoError(t, err)
@@ -72,8 +75,9 @@ func rabbitLink(t *testing.T) feedLink {
 	t.Cleanup(func() { _ = proxy.Close() })
 	u.Host = proxy.Addr()
 	cfg := rabbitmq.Config{URL: u.String(), DeclareExchange: true, ConnectionName: "feedkit-e2e-sdk",
-		ReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond}
+		ReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond, Observer: obs}
 	tr, err := rabbitmq.New(cfg)
+	cfg.Observer = nil
 	require.NoError(t, err)
 	cfg.URL, cfg.ConnectionName = vhost, "feedkit-e2e-simulator"
 	pub, err := rabbitmq.NewPublisher(t.Context(), cfg)
@@ -108,12 +112,17 @@ func rabbitLink(t *testing.T) feedLink {
 // so a slow or busy machine can neither take the producer down early nor keep it up.
 func TestE2EOutageRecoveryOnTheEmbeddedBroker(t *testing.T) {
 	for _, threads := range []int{4, 0} {
-		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) { testOutageRecovery(t, embeddedLink(t), threads) })
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			testOutageRecovery(t, embeddedLink(t), threads, newCountingObserver())
+		})
 	}
 }
 
 func TestE2EOutageRecoveryOnRabbitMQ(t *testing.T) {
-	testOutageRecovery(t, rabbitLink(t), 4)
+	// A transport the host builds is given its observer by the host: the SDK hands
+	// Config.Observer only to what it builds.
+	obs := newCountingObserver()
+	testOutageRecovery(t, rabbitLinkObserved(t, obs), 4, obs)
 }
 
 // e2eEpoch is when the end-to-end tests' fake clock starts.
@@ -128,7 +137,7 @@ const (
 	e2eCheckInterval = 10 * time.Second
 )
 
-func testOutageRecovery(t *testing.T, link feedLink, threads int) {
+func testOutageRecovery(t *testing.T, link feedLink, threads int, obs *countingObserver) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	clk := clocktest.NewFake(e2eEpoch)
@@ -189,7 +198,6 @@ func testOutageRecovery(t *testing.T, link feedLink, threads int) {
 	}
 	global := feedtest.NewGlobalRecorder()
 	var sdk *feedkit.SDK
-	obs := newCountingObserver()
 	// What the customer sees when an up reaches it.
 	global.Hook = func(_ context.Context, c feedtest.GlobalCall) string {
 		if c.Kind != feedtest.CallProducerStatus || c.Status.Down {
