@@ -31,26 +31,9 @@ const (
 // same.
 var rabbitmq = keyMessagingSystem.String("rabbitmq")
 
-// sessionLabel names session s in feedkit.session: its index, a colon and the short
-// name of its interest, e.g. "0:live" or "1:prematch" (see interestName).
-func sessionLabel(s feed.SessionRef) string {
-	return strconv.Itoa(s.Index) + ":" + interestName(s.Interest)
-}
-
-// interestName is the short name of an interest: "all", "live", "prematch", "hi", "lo",
-// "virtual", or "matches" for SpecifiedMatchesOnly, whose events are left out.
-func interestName(mi feed.MessageInterest) string {
-	s := mi.String()
-	switch {
-	case s == feed.AllMessages.String():
-		return "all"
-	case strings.HasPrefix(s, "specified matches only"):
-		return "matches"
-	}
-	// "live messages only", "hi priority messages only", "virtual sport messages only".
-	first, _, _ := strings.Cut(s, " ")
-	return first
-}
+// sessionLabel is the session label of s: feed.SessionRef.Label, e.g. "0:live", the
+// same in both adapters so that one dashboard reads either.
+func sessionLabel(s feed.SessionRef) string { return s.Label() }
 
 // producerLabel is a producer's id in decimal, as feedkit.producer takes it.
 func producerLabel(id int) attribute.KeyValue {

@@ -61,7 +61,7 @@
 // Each is bounded, so that the series stay few:
 //
 //   - feedkit_session: the session's index and its interest in short, "0:live"; the
-//     interests are "all", "live", "prematch", "hi", "lo", "virtual" and "events"
+//     interests are "all", "live", "prematch", "hi", "lo", "virtual" and "matches"
 //     (SpecifiedMatchesOnly).
 //   - feedkit_producer: the producer's id, in decimal; "0" for a message that does not
 //     say.

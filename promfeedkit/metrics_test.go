@@ -463,7 +463,7 @@ func TestSessionLabels(t *testing.T) {
 	want := map[string]float64{
 		"feedkit_transport_connects_total": 0, "feedkit_transport_drops_total": 0, "feedkit_transport_failed_attempts_total": 0,
 	}
-	for i, short := range []string{"all", "live", "prematch", "hi", "lo", "virtual", "events"} {
+	for i, short := range []string{"all", "live", "prematch", "hi", "lo", "virtual", "matches"} {
 		n := 1.0
 		if i == 1 {
 			n = 2

@@ -174,36 +174,9 @@ func (m *Metrics) TransportLinkDown(error) { m.drops.Inc() }
 // feedkit_transport_failed_attempts_total.
 func (m *Metrics) TransportAttemptFailed(error) { m.failedAttempts.Inc() }
 
-// sessionLabel is the feedkit_session label of session s: its index and its interest's
-// short name, e.g. "0:live". The short names are "all", "live", "prematch", "hi", "lo",
-// "virtual" and "events" (SpecifiedMatchesOnly, whatever its events).
-func sessionLabel(s feed.SessionRef) string {
-	return strconv.Itoa(s.Index) + ":" + interestName(s.Interest)
-}
-
-// interestName is the short name of an interest, from its String: MessageInterest
-// exports nothing else that tells its kind.
-func interestName(mi feed.MessageInterest) string {
-	switch name := mi.String(); name {
-	case "all messages":
-		return "all"
-	case "live messages only":
-		return "live"
-	case "prematch messages only":
-		return "prematch"
-	case "hi priority messages only":
-		return "hi"
-	case "lo priority messages only":
-		return "lo"
-	case "virtual sport messages only":
-		return "virtual"
-	default:
-		if strings.HasPrefix(name, "specified matches only") {
-			return "events"
-		}
-		return strings.ReplaceAll(name, " ", "_")
-	}
-}
+// sessionLabel is the session label of s: feed.SessionRef.Label, e.g. "0:live", the
+// same in both adapters so that one dashboard reads either.
+func sessionLabel(s feed.SessionRef) string { return s.Label() }
 
 // recoveryKindLabel is the feedkit_recovery_kind label of kind: "producer", "event" or
 // "event_stateful" (feed.RecoveryKind's String with an underscore for the space).
