@@ -166,7 +166,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.state, "state", "", "where the producer records are kept: a file, or a PostgreSQL URL (postgres://...); empty: in memory, gone when the process stops")
 	fs.DurationVar(&o.restart, "restart", 0, "two thirds of the way in, stop the process for this long in the feed's time, then start it again (0: no restart)")
 	fs.StringVar(&o.names, "names", "", "name the markets and outcomes of every bet settlement in this language (en, de), from the simulator's Sports API; empty: ids only")
-	fs.StringVar(&o.http, "http", "", "serve the SDK's probes and counters on this address while running (/healthz, /readyz, /stats; e.g. 127.0.0.1:8080); empty: none")
+	fs.StringVar(&o.http, "http", "", "serve the SDK's probes, metrics and counters on this address while running (/healthz, /readyz, /metrics, /stats; e.g. 127.0.0.1:8080); empty: none")
 	fs.DurationVar(&o.stall, "stall", stallLimit, "at the end, how long to wait with no message arriving before counting what is still missing as lost (never received)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -276,7 +276,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("-http %s: %w", o.http, err)
 		}
 		defer stop()
-		head += headerLine("http", "probes and counters on http://"+addr+" (/healthz, /readyz, /stats)")
+		head += headerLine("http", "probes, metrics and counters on http://"+addr+" (/healthz, /readyz, /metrics, /stats)")
 	}
 	if err := proc.start(ctx); err != nil {
 		tally.timeline.begin(head + "\n")

@@ -5,8 +5,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/promfeedkit"
 )
 
 // restartPause is how long, in real time, the feed goes on while the process is stopped
@@ -27,6 +30,9 @@ type process struct {
 	stats    figures                     // of the processes stopped so far, summed
 	built    func(*feedkit.SDK)          // called with each SDK before it opens
 	serving  atomic.Pointer[feedkit.SDK] // the SDK -http serves; nil between processes
+	// metrics is the Prometheus registry of the SDK serving now (-http): each process has
+	// its own, so counters start again from zero after a restart, as a real one's do.
+	metrics atomic.Pointer[prometheus.Registry]
 }
 
 // start opens a new SDK and returns once its session's queue is bound: before, what
@@ -37,8 +43,22 @@ func (p *process) start(ctx context.Context) error {
 	case <-p.timeline.connected:
 	default:
 	}
-	sdk, err := feedkit.New(p.cfg)
+	reg := prometheus.NewRegistry()
+	var opts []promfeedkit.Option
+	if p.cfg.Clock != nil {
+		opts = append(opts, promfeedkit.WithClock(p.cfg.Clock))
+	}
+	m, err := promfeedkit.New(reg, opts...)
 	if err != nil {
+		return err
+	}
+	cfg := p.cfg
+	cfg.Observer = m
+	sdk, err := feedkit.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := m.WatchSDK(sdk); err != nil {
 		return err
 	}
 	if p.built != nil {
@@ -48,6 +68,7 @@ func (p *process) start(ctx context.Context) error {
 		return err
 	}
 	p.serving.Store(sdk)
+	p.metrics.Store(reg)
 	if err := sdk.Open(ctx); err != nil {
 		return err
 	}
@@ -67,6 +88,7 @@ func (p *process) stop(ctx context.Context) error {
 		return nil
 	}
 	p.serving.Store(nil)
+	p.metrics.Store(nil)
 	err := p.sdk.Close(ctx)
 	p.stats = p.stats.add(figuresOf(p.sdk.Stats()))
 	p.sdk = nil

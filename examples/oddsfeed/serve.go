@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/feedkit/feedkit"
 )
 
 // statusHandler serves, for the SDK of the process running now (-http): /healthz and
-// /readyz, the probes of SDK.HealthHandler, and /stats, its counters as JSON. Between
+// /readyz, the probes of SDK.HealthHandler, /metrics, its metrics for Prometheus
+// (promfeedkit), and /stats, its counters as JSON. Between
 // the two processes of a -restart there is none, and every path answers 503 saying so.
 func statusHandler(p *process) http.Handler {
 	between := feedkit.Health{Checks: []feedkit.HealthCheck{{Name: "process", Reason: "restarting: the SDK is stopped until the new process opens"}}}
@@ -32,6 +35,14 @@ func statusHandler(p *process) http.Handler {
 		}
 		sdk.HealthHandler().ServeHTTP(w, r)
 	}
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		reg := p.metrics.Load()
+		if reg == nil {
+			writeJSON(w, http.StatusServiceUnavailable, between)
+			return
+		}
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /healthz", probe)
 	mux.HandleFunc("GET /readyz", probe)
 	return mux
