@@ -82,7 +82,10 @@
 // [SDK.RecoverEvent] recovers one event's messages through the same listeners.
 // [SDK.Stats] encodes to JSON for an operator's /stats endpoint, and [SDK.Flush] lets a
 // test wait until what was read has been processed. [SDK.HealthHandler] serves the
-// liveness and readiness probes of Kubernetes (/healthz, /readyz). Config.Clock is the time of
+// liveness and readiness probes of Kubernetes (/healthz, /readyz). Config.Observer is told
+// of what every part does, for metrics: the modules github.com/feedkit/feedkit/promfeedkit
+// and github.com/feedkit/feedkit/otelfeedkit implement it for Prometheus and
+// OpenTelemetry, so the SDK itself depends on neither. Config.Clock is the time of
 // everything the SDK builds; a test passes a clocktest.Fake.
 //
 // The kit has one rule for what goes where: what a component cannot work without, and
