@@ -14,9 +14,7 @@ func (s *SDK) newNames() error {
 	}
 	cfg := s.cfg.Names
 	cfg.Clock = s.cfg.Clock
-	if s.cfg.Observer != nil {
-		cfg.Observer = s.cfg.Observer
-	}
+	cfg.Observer = s.cfg.Observer
 	n, err := markets.New(s.api, cfg)
 	if err != nil {
 		return fmt.Errorf("feedkit: Config.Names: %w", err)

@@ -27,20 +27,3 @@ type Observer interface {
 	markets.Observer
 	rabbitmq.Observer
 }
-
-// observer returns o as the concurrent package's Observer: nil, not a nil-valued
-// interface, when o is nil, so that the parts skip their calls.
-func observer(o Observer) concurrent.Observer {
-	if o == nil {
-		return nil
-	}
-	return o
-}
-
-// feedObserver is observer for the sessions.
-func feedObserver(o Observer) feed.Observer {
-	if o == nil {
-		return nil
-	}
-	return o
-}

@@ -66,9 +66,7 @@ func New(cfg Config) (*SDK, error) {
 	if cfg.API.BaseURL != "" {
 		ac := cfg.API
 		ac.Node, ac.Clock = cfg.Node, cfg.Clock
-		if cfg.Observer != nil {
-			ac.Observer = cfg.Observer
-		}
+		ac.Observer = cfg.Observer
 		if s.api, err = feedapi.NewClient(ac); err != nil {
 			return nil, fmt.Errorf("feedkit: Config.API: %w", err)
 		}
@@ -87,7 +85,7 @@ func New(cfg Config) (*SDK, error) {
 	if customer == nil {
 		customer = feed.BaseGlobalEventsListener{}
 	}
-	if s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger, Observer: observer(cfg.Observer)}); err != nil {
+	if s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger, Observer: cfg.Observer}); err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
 	if s.manager, err = s.newManager(disabled); err != nil {
@@ -105,9 +103,7 @@ func New(cfg Config) (*SDK, error) {
 		if cc.Name == "" {
 			cc.Name = "feed"
 		}
-		if cfg.Observer != nil {
-			cc.Observer = cfg.Observer
-		}
+		cc.Observer = cfg.Observer
 		// One pool for all sessions: Threads is the SDK's total, and a match's messages
 		// keep their order across sessions.
 		if s.pool, err = concurrent.NewPool(s.tracker, cc); err != nil {
@@ -123,9 +119,7 @@ func (s *SDK) newManager(disabled bool) (*recovery.Manager, error) {
 	rc := s.cfg.Recovery
 	rc.Disabled = disabled
 	rc.Clock = s.cfg.Clock
-	if s.cfg.Observer != nil {
-		rc.Observer = s.cfg.Observer
-	}
+	rc.Observer = s.cfg.Observer
 	if rc.OnError == nil {
 		rc.OnError = s.cfg.OnError
 	}
@@ -179,7 +173,7 @@ func (s *SDK) AddSession(interest feed.MessageInterest, listener feed.OddsFeedLi
 	} else {
 		sl, err := concurrent.NewSerialDispatcher(listener, s.tracker, concurrent.SerialConfig{
 			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger,
-			Name: fmt.Sprintf("session %d", i), Observer: observer(s.cfg.Observer)})
+			Name: fmt.Sprintf("session %d", i), Observer: s.cfg.Observer})
 		if err != nil {
 			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
 		}
@@ -193,7 +187,7 @@ func (s *SDK) AddSession(interest feed.MessageInterest, listener feed.OddsFeedLi
 		Global:      s.global,
 		System:      stream.MarkAlives(s.manager.SystemHandler()),
 		MaxBodySize: s.cfg.MaxBodySize,
-		Observer:    feedObserver(s.cfg.Observer),
+		Observer:    s.cfg.Observer,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,
 	})

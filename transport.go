@@ -19,9 +19,7 @@ func newAMQPTransport(cfg Config, api *feedapi.Client) (*rabbitmq.Transport, err
 		ac.Logger = cfg.Logger
 	}
 	ac.Clock = cfg.Clock
-	if cfg.Observer != nil {
-		ac.Observer = cfg.Observer
-	}
+	ac.Observer = cfg.Observer
 	field := "Config.AMQP"
 	if cfg.Environment != nil {
 		field = fmt.Sprintf("Config.Environment (%s)", cfg.Environment.Name)
