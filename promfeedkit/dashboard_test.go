@@ -92,9 +92,9 @@ func queryNames(expr string) (metrics []string, err error) {
 			continue // a number's exponent or unit, as in 1e3
 		}
 		metric := name
-		if _, ok := table[metric]; !ok {
+		if _, ok := exported[metric]; !ok {
 			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-				if base, ok := strings.CutSuffix(name, suffix); ok && table[base].typ == histogram {
+				if base, ok := strings.CutSuffix(name, suffix); ok && exported[base].typ == histogram {
 					metric = base
 					if suffix == "_bucket" {
 						known["le"] = true
@@ -102,7 +102,7 @@ func queryNames(expr string) (metrics []string, err error) {
 				}
 			}
 		}
-		in, ok := table[metric]
+		in, ok := exported[metric]
 		if !ok {
 			return nil, fmt.Errorf("%q reads %s, which promfeedkit does not export", expr, name)
 		}
@@ -167,7 +167,7 @@ func TestDashboardShowsEveryMetric(t *testing.T) {
 			shown[m] = true
 		}
 	}
-	for name := range table {
+	for name := range exported {
 		assert.True(t, shown[name], "no panel of %s reads %s", dashboardFile, name)
 	}
 }

@@ -90,6 +90,47 @@
 // (reading the clock for each would cost more than the pool's own work per message):
 // the histograms' counts are a sample, and feedkit_listener_calls_total is the count.
 //
+// # The workflow engine and the carousel
+//
+// NewWorkflow returns a workflow.Observer (set it as workflow.Config.Observer, and call
+// WatchEngine for the count by state) and NewCarousel a carousel.Observer (set it as
+// carousel.Config.Observer, and call WatchScheduler for the levels). Their metrics:
+//
+//	name                                          type       labels                                         source
+//	feedkit_workflow_processes_started_total      counter    feedkit_process_type                           WorkflowProcessStarted
+//	feedkit_workflow_processes_restarted_total    counter    feedkit_process_type, feedkit_state (from)     WorkflowProcessRestarted
+//	feedkit_workflow_processes_ended_total        counter    feedkit_process_type, feedkit_state            WorkflowProcessEnded
+//	feedkit_workflow_processes                    gauge      feedkit_state                                  Engine.CountByState, at each scrape
+//	feedkit_workflow_count_failures_total         counter                                                   scrapes whose count failed
+//	feedkit_workflow_tasks_polled_total           counter    feedkit_actor_type                             WorkflowTaskPolled
+//	feedkit_workflow_tasks_released_total         counter    feedkit_actor_type, feedkit_result             WorkflowTaskReleased
+//	feedkit_workflow_tasks_timeouts_total         counter    feedkit_timeout_kind, feedkit_actor_type       WorkflowTaskTimeout
+//	feedkit_workflow_processes_timeouts_total     counter    feedkit_process_type                           WorkflowProcessTimeout
+//	feedkit_workflow_repairs_total                counter    feedkit_process_type, feedkit_repair_kind      WorkflowRepaired
+//	feedkit_carousel_published_total              counter    feedkit_cycle                                  CarouselPublished
+//	feedkit_carousel_publish_failures_total       counter    feedkit_cycle                                  CarouselPublishFailed
+//	feedkit_carousel_publish_duration_seconds     histogram  feedkit_cycle, feedkit_result                  both, "published" or "failed"
+//	feedkit_carousel_iterations_total             counter    feedkit_cycle                                  CarouselIterationCompleted
+//	feedkit_carousel_iteration_duration_seconds   histogram  feedkit_cycle                                  CarouselIterationCompleted
+//	feedkit_carousel_failures_total               counter    feedkit_cycle, feedkit_carousel_operation      CarouselFailed
+//	feedkit_carousel_fenced_total                 counter    feedkit_cycle                                  CarouselFenced
+//	feedkit_carousel_iteration_current            gauge      feedkit_cycle                                  Metadata.Iteration
+//	feedkit_carousel_iteration_items              gauge      feedkit_cycle                                  Metadata.Total
+//	feedkit_carousel_iteration_completed          gauge      feedkit_cycle                                  Metadata.Completed
+//	feedkit_carousel_iteration_errors             gauge      feedkit_cycle                                  Metadata.Errors
+//	feedkit_carousel_iteration_progress_ratio     gauge      feedkit_cycle                                  Metadata.Progress()
+//	feedkit_carousel_throttle_seconds             gauge      feedkit_cycle                                  Metadata.Throttle
+//	feedkit_carousel_state                        gauge      feedkit_cycle, feedkit_carousel_state          1 for Metadata.States[0]
+//	feedkit_carousel_unhealthy                    gauge      feedkit_cycle                                  Metadata.Has(Unhealthy)
+//	feedkit_carousel_active                       gauge                                                     Scheduler.Status().Active
+//
+// Their labels are the program's own names, few and fixed: process and actor types
+// (StartRequest.Type, TaskSpec.ActorType) and cycle names; the enums' String values
+// (workflow.ProcessState, ReleaseResult, TimeoutKind, RepairKind; carousel.Op and
+// State). Never a process, task or item id. The count by state is the store's, shared
+// by every engine on it: watch it from one engine per store; the counters are told by
+// the engine that made each change, so they sum over engines.
+//
 // # Cost
 //
 // The methods called once per message (FeedMessageReceived, ListenerCalled, and

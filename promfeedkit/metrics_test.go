@@ -116,7 +116,7 @@ func checkFamilies(t *testing.T, families []*dto.MetricFamily) []string {
 	t.Helper()
 	var names []string
 	for _, f := range families {
-		want, ok := table[f.GetName()]
+		want, ok := exported[f.GetName()]
 		if !assert.True(t, ok, "%s is not in the table", f.GetName()) {
 			continue
 		}
