@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/unhandled"
 )
 
 // callHooks are what a tracker's dispatchers tell of each listener call for an event
@@ -141,22 +142,32 @@ func (h *hooked) OnUnparsableMessage(ctx context.Context, m *feed.UnparsableMess
 	return h.call(nil, typ, func() error { return h.l.OnUnparsableMessage(ctx, m) })
 }
 
-// asListener returns h as the dispatchers call it: with OnCashout exactly when the
-// customer's listener has it, so that feed.Deliver counts a cashout as unhandled for a
-// listener without it, as it does for the listener unwrapped.
+// asListener returns h as the dispatchers call it: for a Dispatcher, with OnCashout
+// exactly when the customer's listener has it, so that feed.Deliver counts a cashout as
+// unhandled for a listener without it, as it does for the listener unwrapped. A
+// SerialDispatcher's always has OnCashout: each message must make one call, for its
+// ticket, and for a customer without it that call passes the message over.
 func (h *hooked) asListener() feed.OddsFeedListener {
-	if cl, ok := h.l.(feed.CashoutListener); ok {
+	cl, ok := h.l.(feed.CashoutListener)
+	if ok || h.s != nil {
 		return hookedCashout{h, cl}
 	}
 	return h
 }
 
-// hookedCashout is a hooked listener whose customer takes cashout messages.
+// hookedCashout is a hooked listener whose customer takes cashout messages, or, for a
+// SerialDispatcher, may not (cl nil).
 type hookedCashout struct {
 	*hooked
 	cl feed.CashoutListener
 }
 
 func (h hookedCashout) OnCashout(ctx context.Context, m *feed.Cashout) error {
+	if h.cl == nil {
+		// No call: the ticket is completed in its place, and Deliver counts the message
+		// as unhandled. Neither the tracker's hooks nor the Observer hear of it.
+		h.s.passOver()
+		return unhandled.Err
+	}
 	return h.call(&m.Header, feed.MessageCashout, func() error { return h.cl.OnCashout(ctx, m) })
 }

@@ -168,6 +168,15 @@ func (s *SerialDispatcher) enter() {
 	}
 }
 
+// passOver completes the ticket of an event whose listener has no method for it, in
+// the place of its call.
+func (s *SerialDispatcher) passOver() {
+	s.enter()
+	if s.curOK {
+		s.cur.k.Complete()
+	}
+}
+
 // exit completes the ticket of the event delivered once its listener call has ended,
 // however it ended, and tells the Observer: hd and typ are the message's (hd nil for an
 // unparsable one).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/feedkit/feedkit/internal/unhandled"
 )
 
 // Event is an event message as a session hands it to a Dispatcher: what could be read
@@ -116,7 +118,15 @@ func Deliver(ctx context.Context, l OddsFeedListener, ev *Event) error {
 		}
 		return err
 	}
-	return Call(ctx, l, m)
+	err = Call(ctx, l, m)
+	if err != nil && errors.Is(err, unhandled.Err) {
+		// A wrapper of the kit whose listener has no method for m: as when l has none.
+		if ev.from != nil {
+			ev.from.nUnhandled.Add(1)
+		}
+		return nil
+	}
+	return err
 }
 
 // handles reports whether l has a method for m: false only for a cashout and a listener
