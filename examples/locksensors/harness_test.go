@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -23,24 +24,33 @@ import (
 // t0 is when the tests' fake clocks start.
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// harness runs a service and reports what it does: the batches it handled and the
-// notification attempts it recorded.
+// harness runs a service, serving its API and /metrics as run does, and reports what
+// it does: the batches it handled and the notification attempts it recorded.
 type harness struct {
 	t        *testing.T
 	svc      *service
-	api      *httptest.Server
+	url      string   // where the service serves its API and /metrics
 	batches  chan int // messages per handled batch
+	handledN int      // batches handled(), counted
 	finishes chan locks.Result
 	stop     func()
 }
 
+// startService starts a service made of cfg; cfg.wrapStore, if set, wraps the store
+// inside the harness's own watch.
 func startService(t *testing.T, cfg serviceConfig) *harness {
 	t.Helper()
 	h := &harness{t: t, batches: make(chan int, 10000), finishes: make(chan locks.Result, 10000)}
 	if cfg.logger == nil {
 		cfg.logger = testLogger(t)
 	}
-	cfg.wrapStore = func(s locks.Store) locks.Store { return finishWatch{Store: s, done: h.finishes} }
+	wrap := cfg.wrapStore
+	cfg.wrapStore = func(s locks.Store) locks.Store {
+		if wrap != nil {
+			s = wrap(s)
+		}
+		return finishWatch{Store: s, done: h.finishes}
+	}
 	cfg.afterBatch = func(msgs []locks.Message, err error) {
 		if err == nil {
 			h.batches <- len(msgs)
@@ -49,10 +59,12 @@ func startService(t *testing.T, cfg serviceConfig) *harness {
 	svc, err := newService(t.Context(), cfg)
 	require.NoError(t, err)
 	h.svc = svc
-	h.api = httptest.NewServer(svc.api)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	h.url = "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- svc.run(ctx, nil) }()
+	go func() { done <- svc.run(ctx, ln) }()
 	stopped := false
 	h.stop = func() {
 		if stopped {
@@ -61,7 +73,6 @@ func startService(t *testing.T, cfg serviceConfig) *harness {
 		stopped = true
 		cancel()
 		require.NoError(t, <-done)
-		h.api.Close()
 		svc.close()
 	}
 	t.Cleanup(h.stop)
@@ -125,6 +136,7 @@ func (h *harness) handled(n int) {
 		select {
 		case k := <-h.batches:
 			n -= k
+			h.handledN++
 		case <-time.After(30 * time.Second):
 			h.t.Fatalf("%d messages not handled within 30s", n)
 		}
@@ -157,7 +169,7 @@ func (h *harness) call(method, path string, body any, want int, out any) {
 		require.NoError(h.t, err)
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(h.t.Context(), method, h.api.URL+path, r)
+	req, err := http.NewRequestWithContext(h.t.Context(), method, h.url+path, r)
 	require.NoError(h.t, err)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

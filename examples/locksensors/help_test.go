@@ -11,8 +11,8 @@ import (
 )
 
 // -h and -help print the usage and exit 0, as a user asking for help expects: first a
-// paragraph that says what the program does, then how to call it and the flags; a flag
-// the command does not know exits 1 and names it.
+// paragraph that says what the program does, then where its API and its metrics are,
+// how to call it and the flags; a flag the command does not know exits 1 and names it.
 func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		var out, errOut bytes.Buffer
@@ -22,6 +22,8 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 		assert.True(t, found && strings.HasSuffix(what, "."), "%s: the first paragraph is sentences:\n%s", arg, what)
 		assert.Contains(t, out.String(), "\n\nUsage: locksensors [flags]\n", arg)
 		assert.Contains(t, out.String(), "-addr", arg)
+		assert.Contains(t, out.String(), "also serves the service's metrics for Prometheus at /metrics.", arg)
+		assert.Contains(t, out.String(), "address of the operator API and of its /metrics", arg)
 		assert.Empty(t, errOut.String(), arg)
 	}
 	var out, errOut bytes.Buffer

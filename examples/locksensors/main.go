@@ -4,7 +4,9 @@
 // linked to a sensor when its lock changes state ("changed"), when it has been silent
 // for an hour ("lost") and when it is heard again ("restored"), by POSTing JSON to
 // their URLs, with durable retries. Operators register sensors, clients and links
-// through an HTTP API.
+// through an HTTP API, which also serves the service's metrics for Prometheus at
+// /metrics (readings by outcome, notifications created, attempts by outcome and their
+// durations, sensors lost and restored, store errors; see metrics.go).
 //
 // By default everything is in the process: the store is in memory, readings come
 // through an in-process queue, and a simulator plays sensors (one of which falls silent
@@ -12,7 +14,8 @@
 // fails its first requests):
 //
 //	go run ./examples/locksensors -for 15s   # then print a summary and exit
-//	go run ./examples/locksensors            # until Ctrl-C; the API at http://127.0.0.1:8090/
+//	go run ./examples/locksensors            # until Ctrl-C; the API at http://127.0.0.1:8090/,
+//	                                         # its metrics at http://127.0.0.1:8090/metrics
 //
 // For real, on PostgreSQL and RabbitMQ (schema migrations run at start; several
 // instances may share both):
@@ -90,6 +93,9 @@ its lock changes state, when it falls silent ("lost") and when it is heard again
 ("restored"). By default it also plays the sensors and two clients, and at the end
 checks that every client knows the latest state of every sensor it is linked to.
 
+Operators register sensors, clients and links through its HTTP API at -addr, which
+also serves the service's metrics for Prometheus at /metrics.
+
 Usage: locksensors [flags]
 
 Flags:
@@ -104,7 +110,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8090", "`address` of the operator API and of its /metrics")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` (default: keep everything in memory)")
 	fs.StringVar(&o.amqpURL, "amqp", "", "RabbitMQ `URL` to read readings from (default: an in-process queue)")
 	fs.StringVar(&o.queue, "queue", "", "RabbitMQ `queue` (default lock-readings)")
@@ -161,8 +167,8 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-addr: %w", err)
 	}
-	fmt.Fprintf(out, "operator API: http://%s/sensors  (store: %s, queue: %s)\n", ln.Addr(),
-		label(o.pgURL, "PostgreSQL", "memory"), label(o.amqpURL, "RabbitMQ", "in process"))
+	fmt.Fprintf(out, "operator API: http://%[1]s/sensors  (metrics: http://%[1]s/metrics; store: %[2]s, queue: %[3]s)\n",
+		ln.Addr(), label(o.pgURL, "PostgreSQL", "memory"), label(o.amqpURL, "RabbitMQ", "in process"))
 
 	// Not ended by ctx: with -simulate, the service keeps running while the simulation
 	// settles, so that the verdict judges what it did, not where a stop interrupted it.

@@ -56,7 +56,8 @@ type service struct {
 	local    *locks.LocalQueue  // without RabbitMQ
 	consumer *rabbitmq.Consumer // with RabbitMQ
 	handler  locks.BatchHandler // what the queue hands batches to: the ingester
-	api      http.Handler
+	metrics  *metrics           // the parts' Observer, served at /metrics
+	api      http.Handler       // the operator API and /metrics
 }
 
 // newService connects to the store (applying the schema migrations) and assembles the
@@ -91,16 +92,22 @@ func newService(ctx context.Context, cfg serviceConfig) (*service, error) {
 		s.store = cfg.wrapStore(s.store)
 	}
 
+	// One Observer for the three parts. The gauge of the tracked sensors reads s.liveness
+	// at each scrape: only run serves /metrics, after s.liveness is set.
 	var err error
-	s.notifier, err = locks.NewNotifier(s.store, locks.NotifierConfig{Schedule: cfg.schedule,
-		MaxAttempts: cfg.maxAttempts, Workers: cfg.workers, PollInterval: cfg.poll, Clock: cfg.clock, Logger: cfg.logger})
+	s.metrics, err = newMetrics(func() int { return s.liveness.Stats().Tracked })
+	if err == nil {
+		s.notifier, err = locks.NewNotifier(s.store, locks.NotifierConfig{Schedule: cfg.schedule,
+			MaxAttempts: cfg.maxAttempts, Workers: cfg.workers, PollInterval: cfg.poll, Clock: cfg.clock,
+			Logger: cfg.logger, Observer: s.metrics})
+	}
 	if err == nil {
 		s.liveness, err = locks.NewLiveness(s.store, locks.LivenessConfig{Silence: cfg.silence,
-			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger})
+			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger, Observer: s.metrics})
 	}
 	if err == nil {
 		s.ingester, err = locks.NewIngester(s.store, locks.IngesterConfig{Seen: s.liveness.Seen,
-			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger})
+			Notified: s.notifier.Wake, Clock: cfg.clock, Logger: cfg.logger, Observer: s.metrics})
 	}
 	var handler locks.BatchHandler = s.ingester
 	if cfg.afterBatch != nil {
@@ -125,13 +132,13 @@ func newService(ctx context.Context, cfg serviceConfig) (*service, error) {
 		s.close()
 		return nil, err
 	}
-	s.api = locks.NewHandler(s.store, locks.HandlerOptions{Logger: cfg.logger, Clock: cfg.clock,
-		OnReplay: s.notifier.Wake, Stats: func() any { return s.stats() }})
+	s.api = s.metrics.withMetrics(locks.NewHandler(s.store, locks.HandlerOptions{Logger: cfg.logger, Clock: cfg.clock,
+		OnReplay: s.notifier.Wake, Stats: func() any { return s.stats() }}))
 	return s, nil
 }
 
-// run runs the parts until ctx ends, serving the API on ln when it is not nil, and
-// returns once they have all stopped. It returns an error when a part failed.
+// run runs the parts until ctx ends, serving the API and /metrics on ln when it is not
+// nil, and returns once they have all stopped. It returns an error when a part failed.
 func (s *service) run(ctx context.Context, ln net.Listener) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.notifier.Run(ctx) })
