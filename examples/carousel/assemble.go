@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/carousel/carouselhttp"
 	"github.com/feedkit/feedkit/carousel/pgstore"
+	"github.com/feedkit/feedkit/promfeedkit"
 )
 
 // demo is the assembled carousel: its scheduler, the operator API's server, the local
@@ -57,7 +60,13 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 	rnd := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	now := time.Now()
 
-	cfg := carousel.Config{ToggleInterval: 2 * time.Second, CheckpointInterval: 5 * time.Second, Logger: log}
+	// The process's own registry: the scheduler's metrics, served at /metrics.
+	reg := prometheus.NewRegistry()
+	metrics, err := promfeedkit.NewCarousel(reg)
+	if err != nil {
+		return nil, err
+	}
+	cfg := carousel.Config{ToggleInterval: 2 * time.Second, CheckpointInterval: 5 * time.Second, Logger: log, Observer: metrics}
 	var source carousel.Source
 	if o.pgURL == "" {
 		src, err := newMemoryCollections(now, rnd)
@@ -123,12 +132,17 @@ func assemble(ctx context.Context, o options, log *slog.Logger) (_ *demo, err er
 			return nil, err
 		}
 	}
+	if err := metrics.WatchScheduler(d.scheduler); err != nil {
+		return nil, err
+	}
 	if d.apiLn, err = net.Listen("tcp", o.addr); err != nil {
 		return nil, fmt.Errorf("-addr: %w", err)
 	}
 	d.apiAddr = d.apiLn.Addr().String()
-	d.api = &http.Server{Handler: carouselhttp.NewHandler(d.scheduler, carouselhttp.HandlerOptions{Logger: log, Title: "Carousel demo"}),
-		ReadHeaderTimeout: 5 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", carouselhttp.NewHandler(d.scheduler, carouselhttp.HandlerOptions{Logger: log, Title: "Carousel demo"}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	d.api = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return d, nil
 }
 

@@ -1,6 +1,7 @@
 // Command carousel runs a publish carousel: it republishes a demo collection to an HTTP
-// notifier, in cycles of the three types, and serves the operator API and the status
-// page while it runs.
+// notifier, in cycles of the three types, and serves the operator API, the status page
+// and its metrics for Prometheus (/metrics, promfeedkit's feedkit_carousel_*) while it
+// runs.
 //
 // By default everything is in the process: the collections are in memory, progress is
 // saved to a JSON file, and the notifier is a local HTTP endpoint that counts what it
@@ -84,8 +85,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 
 // usage is what -h prints before the flags: what the program does, then how to call it.
 const usage = `Carousel republishes two demo collections (articles and videos) to an HTTP notifier
-in three cycles, printing its progress as it goes, and serves the operator API and a
-status page while it runs; at the end it prints what each cycle did and what the
+in three cycles, printing its progress as it goes, and serves the operator API, a
+status page and its metrics (/metrics) while it runs; at the end it prints what each cycle did and what the
 notifier received.
 
 Usage: carousel [flags]
@@ -102,7 +103,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API and status page")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` of the operator API, the status page and /metrics")
 	fs.StringVar(&o.config, "config", "", "cycles YAML `file` (default: the embedded cycles.yml)")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL`: read the collections from tables, save progress there, and hold a lease")
 	fs.StringVar(&o.notifier, "notifier", "", "`URL` to POST republished items to (default: a local notifier that counts them)")
@@ -165,7 +166,7 @@ func run(ctx context.Context, o options, out, logOut io.Writer) error {
 		return err
 	}
 	defer d.close()
-	fmt.Fprintf(out, "operator API and status page: http://%s/\n", d.apiAddr)
+	fmt.Fprintf(out, "operator API and status page: http://%s/  (metrics: http://%s/metrics)\n", d.apiAddr, d.apiAddr)
 	fmt.Fprintf(out, "republishing to %s (%s)\n", d.notifierURL, d.storage)
 
 	err = d.run(ctx, out)

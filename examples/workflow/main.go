@@ -6,6 +6,7 @@
 //	go run ./examples/workflow                        # in memory, 200 processes
 //	go run ./examples/workflow -processes 1000 -hang 0.1
 //	go run ./examples/workflow -pg postgres://user@127.0.0.1:5432/db
+//	go run ./examples/workflow -http 127.0.0.1:9100  # its metrics at /metrics while it runs
 //
 // Each order is a "validate" task that schedules "charge" and "ship", started with the
 // order's id as its idempotency key; once the actors are at work the program starts
@@ -35,7 +36,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/feedkit/feedkit/promfeedkit"
 	"github.com/feedkit/feedkit/workflow"
 	"github.com/feedkit/feedkit/workflow/pgstore"
 )
@@ -71,6 +74,11 @@ type options struct {
 	timeout     time.Duration
 	pgURL       string
 	seed        uint64
+	http        string // -http: serve /metrics here while running
+
+	// atEnd, when not nil, is called once the orders have run and the mass recovery
+	// job is done, while /metrics is still served: a test reads the metrics then.
+	atEnd func(metricsAddr string, e *workflow.Engine)
 }
 
 // usage is what -h prints before the flags: what the program does, then how to call it.
@@ -101,6 +109,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	fs.StringVar(&o.pgURL, "pg", "", "PostgreSQL `URL` for the store (default: in memory)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the actors' misbehaviour")
+	fs.StringVar(&o.http, "http", "", "serve the engine's metrics for Prometheus at http://`ADDR`/metrics while running (e.g. 127.0.0.1:9100); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -127,11 +136,21 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return runOrders(ctx, o, out)
+}
+
+// runOrders runs the orders as o says and prints what happens, then the verdict.
+func runOrders(ctx context.Context, o options, out io.Writer) error {
 	store, where, closeStore, err := openStore(ctx, o.pgURL)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	reg := prometheus.NewRegistry()
+	metrics, err := promfeedkit.NewWorkflow(reg)
+	if err != nil {
+		return err
+	}
 	strict := false
 	retry := workflow.RetryPolicy{MaxAttempts: maxAttempts, Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond}
 	engine, err := workflow.New(store, workflow.Config{
@@ -142,9 +161,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		},
 		Processes:    map[string]workflow.ProcessPrefs{"order": {IdleTimeout: 2 * o.workTimeout}},
 		ScanInterval: 50 * time.Millisecond,
+		Observer:     metrics,
 	})
 	if err != nil {
 		return err
+	}
+	if err := metrics.WatchEngine(engine); err != nil {
+		return err
+	}
+	metricsAddr := ""
+	if o.http != "" {
+		addr, stop, err := serveMetrics(o.http, reg)
+		if err != nil {
+			return fmt.Errorf("-http: %w", err)
+		}
+		defer stop()
+		metricsAddr = addr
+		fmt.Fprintf(out, "Metrics for Prometheus: http://%s/metrics\n", addr)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -227,6 +260,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
+	if o.atEnd != nil {
+		o.atEnd(metricsAddr, engine)
+	}
 	c := engine.Counters()
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "Every order was started a second time, as a starter that restarted would: %d of those starts got the order's process, %d created another.\n",
