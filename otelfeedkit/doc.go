@@ -1,5 +1,6 @@
-// Package otelfeedkit exports what a feedkit SDK does as OpenTelemetry metrics, through
-// the metric API alone: the host chooses the SDK, the exporters and the views.
+// Package otelfeedkit exports what a feedkit SDK, a workflow engine and a carousel
+// scheduler do as OpenTelemetry metrics, through the metric API alone: the host chooses
+// the SDK, the exporters and the views.
 //
 // New makes the instruments on a MeterProvider (the global one by default). The
 // *Metrics it returns is a feedkit.Observer: set it as feedkit.Config.Observer, and
@@ -15,6 +16,12 @@
 //	reg, err := m.WatchSDK(sdk)
 //
 // ExampleNew runs this on a ManualReader and prints what it collects.
+//
+// Two more parts of the kit have their own constructors, on the same scope:
+// NewWorkflow for a workflow engine (set it as workflow.Config.Observer, and call
+// WatchEngine) and NewCarousel for a carousel scheduler (carousel.Config.Observer, and
+// WatchScheduler). They are apart from New because each serves its own engine or
+// scheduler, which a host may run without a feed SDK.
 //
 // The observer's calls made once per message (FeedMessageReceived, ListenerCalled)
 // allocate nothing once their labels have been seen: each key's attribute set is made
@@ -66,6 +73,64 @@
 // messaging.process.duration and feedkit.queue.wait.duration count the calls a pool
 // timed only, one in its TimingSample: feedkit.listener.calls counts them all.
 //
+// # Workflow metrics
+//
+// NewWorkflow makes these; the star marks the level WatchEngine reads.
+//
+//	feedkit.workflow.processes.started   {process}  counter  feedkit.process.type
+//	feedkit.workflow.processes.restarted {process}  counter  feedkit.process.type feedkit.state
+//	feedkit.workflow.processes.ended     {process}  counter  feedkit.process.type feedkit.state
+//	feedkit.workflow.processes           {process}  gauge*   feedkit.state
+//	feedkit.workflow.tasks.polled        {task}     counter  feedkit.actor.type
+//	feedkit.workflow.tasks.released      {task}     counter  feedkit.actor.type feedkit.result
+//	feedkit.workflow.tasks.timeouts      {timeout}  counter  feedkit.timeout.kind feedkit.actor.type
+//	feedkit.workflow.processes.timeouts  {timeout}  counter  feedkit.process.type
+//	feedkit.workflow.repairs             {repair}   counter  feedkit.process.type feedkit.repair.kind
+//
+// Each engine tells only the changes its own write applied, so the counters of the
+// engines sharing a store add up to each change once (but a task created again by two
+// engines' scans at the same instant is told by both). feedkit.workflow.processes is the
+// store's count, the same from every engine: watch one engine per store. It costs one
+// count query per state at each collection, and reports every state, 0 included. A
+// broken process counts in feedkit.workflow.processes.ended, not in the repairs.
+//
+// # Carousel metrics
+//
+// NewCarousel makes these; the stars mark the levels WatchScheduler reads from
+// Scheduler.Status, once per collection.
+//
+//	feedkit.carousel.published            {item}      counter    feedkit.cycle
+//	feedkit.carousel.publish.failures     {item}      counter    feedkit.cycle
+//	feedkit.carousel.publish.duration     s           histogram  feedkit.cycle feedkit.result
+//	feedkit.carousel.iterations           {iteration} counter    feedkit.cycle
+//	feedkit.carousel.iteration.duration   s           histogram  feedkit.cycle
+//	feedkit.carousel.failures             {failure}   counter    feedkit.cycle feedkit.carousel.operation
+//	feedkit.carousel.fenced               {save}      counter    feedkit.cycle
+//	feedkit.carousel.iteration.current    {iteration} gauge*     feedkit.cycle
+//	feedkit.carousel.iteration.items      {item}      gauge*     feedkit.cycle
+//	feedkit.carousel.iteration.completed  {item}      gauge*     feedkit.cycle
+//	feedkit.carousel.iteration.errors     {item}      gauge*     feedkit.cycle
+//	feedkit.carousel.iteration.progress   1           gauge*     feedkit.cycle
+//	feedkit.carousel.throttle             s           gauge*     feedkit.cycle
+//	feedkit.carousel.state                {cycle}     gauge*     feedkit.cycle feedkit.carousel.state
+//	feedkit.carousel.unhealthy            {cycle}     gauge*     feedkit.cycle
+//	feedkit.carousel.active               {scheduler} gauge*
+//
+// The publishes are timed with the listener calls' buckets, microseconds to seconds;
+// the iterations from a second to a day, since a large collection at a slow throttle,
+// or an iteration that stood stopped, runs for hours. A publish that a stop cut short
+// is not counted: the resume publishes it again. feedkit.carousel.state is 1 for the
+// cycle's main state and 0 for the other three; feedkit.carousel.unhealthy comes beside
+// it, since an unhealthy cycle is in a main state as well.
+//
+// For both, WithMeterProvider is the only option that matters: WithPoolName names the
+// SDK's pool, and WithClock the clock of the SDK's alive ages; the carousel measures
+// its durations on its own Config.Clock, and the workflow measures none. Their
+// Prometheus names are made as above (feedkit_workflow_processes_started_total,
+// feedkit_carousel_iteration_progress_ratio, feedkit_carousel_throttle_seconds; a unit
+// in braces adds nothing, so feedkit_carousel_state), and promfeedkit's NewWorkflow and
+// NewCarousel export the same.
+//
 // # Attributes
 //
 //   - messaging.system: "rabbitmq", on every message consumed.
@@ -92,6 +157,23 @@
 //     HTTP semantic conventions: the method ("_OTHER" for one they do not list), the
 //     endpoint's template ("/v1/{lang}/sport_events/{urn}/summary.xml"), the answer's
 //     status, left out when no answer came.
+//   - feedkit.process.type, feedkit.actor.type: a workflow's process type
+//     (StartRequest.Type) and actor type (TaskSpec.ActorType), the program's own names,
+//     few and fixed; never a process, task or custom id.
+//   - feedkit.state: workflow.ProcessState's String ("running", "finished", "failed",
+//     "aborted", "broken"); for a restart, the state the process was restarted from.
+//   - feedkit.timeout.kind: workflow.TimeoutKind's String, "work" or "task".
+//   - feedkit.repair.kind: workflow.RepairKind's String ("process_begun",
+//     "restart_completed", "decision_applied", "task_created", "process_failed",
+//     "process_finished", "process_restarted").
+//   - feedkit.cycle: a carousel cycle's name (CycleConfig.Name: at most 64 characters,
+//     one per configured cycle); never an item's id.
+//   - feedkit.carousel.operation: carousel.Op's String, "load", "save", "count" or
+//     "list".
+//   - feedkit.carousel.state: "starting", "running", "stopped" or "cooldown".
+//
+// feedkit.result is also a workflow decision's workflow.ReleaseResult ("finished",
+// "retried", "failed"), and a carousel publish's "published" or "failed".
 //
 // feedkit.producer.last_down is 1 for the reason of each producer's last down (a
 // ProducerStatusChanged with Down set; InitialState is one, since a producer starts

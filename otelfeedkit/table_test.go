@@ -14,10 +14,13 @@ import (
 	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/feedkit/feedkit/carousel"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/otelfeedkit"
 	"github.com/feedkit/feedkit/recovery"
+	"github.com/feedkit/feedkit/workflow"
 )
 
 // documented is one row of the package doc's table of metrics.
@@ -26,16 +29,17 @@ type documented struct {
 	attrs            []string
 }
 
-// docTable reads the table of metrics from doc.go: the indented lines between the
-// "# Metrics" and "# Attributes" headings.
-func docTable(t *testing.T) []documented {
+// docTable reads a table of metrics from doc.go: the indented lines of the section under
+// the heading, up to the next heading. The sections are "Metrics" (New), "Workflow
+// metrics" (NewWorkflow) and "Carousel metrics" (NewCarousel).
+func docTable(t *testing.T, heading string) []documented {
 	t.Helper()
 	b, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(b), "// # Metrics\n")
-	require.True(t, ok, "doc.go has a # Metrics heading")
-	section, _, ok := strings.Cut(rest, "// # Attributes\n")
-	require.True(t, ok, "doc.go has an # Attributes heading")
+	_, rest, ok := strings.Cut(string(b), "// # "+heading+"\n")
+	require.True(t, ok, "doc.go has a # %s heading", heading)
+	section, _, ok := strings.Cut(rest, "\n// # ")
+	require.True(t, ok, "a heading follows # %s", heading)
 	var rows []documented
 	for line := range strings.Lines(section) {
 		line, ok := strings.CutPrefix(line, "//\t")
@@ -46,9 +50,13 @@ func docTable(t *testing.T) []documented {
 		require.GreaterOrEqual(t, len(f), 3, "row %q", line)
 		rows = append(rows, documented{name: f[0], unit: f[1], kind: f[2], attrs: f[3:]})
 	}
-	require.Len(t, rows, 26, "the table of issue 34")
+	require.Len(t, rows, tableRows[heading], "the table of # %s", heading)
 	return rows
 }
+
+// tableRows are the rows of each table: the SDK's of issue 34, then the workflow's and
+// the carousel's of obs-metrics-apps.
+var tableRows = map[string]int{"Metrics": 26, "Workflow metrics": 9, "Carousel metrics": 16}
 
 // created is an instrument as a Meter was asked to make it.
 type created struct {
@@ -119,54 +127,94 @@ func (p *recordingProvider) Meter(name string, opts ...metric.MeterOption) metri
 	return p.meter
 }
 
-// New makes every instrument of the doc's table once, of the documented kind and unit,
-// with a description, and no other; the levels read by WatchSDK, starred, are
-// observable; the histograms have bucket boundaries as advice, in
-// ascending order, over the range the doc gives each.
-func TestNewMakesTheDocumentedInstruments(t *testing.T) {
-	rows := docTable(t)
-	p := &recordingProvider{meter: &recordingMeter{made: map[string][]created{}}}
-	_, err := otelfeedkit.New(otelfeedkit.WithMeterProvider(p))
-	require.NoError(t, err)
-	assert.Equal(t, otelfeedkit.ScopeName, p.name)
-	assert.NotEmpty(t, p.version)
-	assert.Equal(t, 1, p.meter.callbacks, "feedkit.producer.last_down's callback; WatchSDK registers the levels'")
+// constructor is one of the package's constructors, with what its doc table says.
+type constructor struct {
+	heading   string                         // its table's heading in doc.go
+	make      func(otelfeedkit.Option) error // calls it with the option
+	callbacks int                            // the callbacks it registers itself
+	watched   []string                       // the levels its Watch method reports
+	buckets   map[string][2]float64          // the first and last boundary of each histogram
+}
 
-	buckets := map[string][2]float64{ // the first and last boundary of each histogram
+var constructors = []constructor{{
+	heading:   "Metrics",
+	make:      func(o otelfeedkit.Option) error { _, err := otelfeedkit.New(o); return err },
+	callbacks: 1, // feedkit.producer.last_down's; WatchSDK registers the levels'
+	watched:   watched,
+	buckets: map[string][2]float64{
 		"messaging.process.duration":        {1e-6, 5},
 		"feedkit.queue.wait.duration":       {1e-6, 5},
 		"http.client.request.duration":      {0.001, 30},
 		"feedkit.recovery.duration":         {0.1, 1800},
 		"feedkit.producer.up.held.duration": {0.1, 1800},
-	}
-	for _, r := range rows {
-		made := p.meter.made[r.name]
-		if !assert.Len(t, made, 1, r.name) {
-			continue
-		}
-		c := made[0]
-		kind, starred := strings.CutSuffix(r.kind, "*")
-		assert.Equal(t, kind, c.kind, r.name)
-		assert.Equal(t, starred, slices.Contains(watched, r.name), "%s: a star marks what WatchSDK reports", r.name)
-		if starred {
-			assert.True(t, c.observable, "%s: read when collected", r.name)
-		}
-		assert.Equal(t, r.unit, c.unit, r.name)
-		assert.True(t, strings.HasSuffix(c.description, ".") && len(c.description) > 20, "%s: description %q", r.name, c.description)
-		if r.kind == "histogram" {
-			want, ok := buckets[r.name]
-			require.True(t, ok, r.name)
-			require.NotEmpty(t, c.buckets, r.name)
-			assert.True(t, slices.IsSorted(c.buckets), r.name)
-			assert.Equal(t, want, [2]float64{c.buckets[0], c.buckets[len(c.buckets)-1]}, r.name)
-		}
-	}
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		names = append(names, r.name)
-	}
-	for name := range p.meter.made {
-		assert.Contains(t, names, name, "an instrument the doc does not list")
+	},
+}, {
+	heading: "Workflow metrics",
+	make:    func(o otelfeedkit.Option) error { _, err := otelfeedkit.NewWorkflow(o); return err },
+	watched: []string{"feedkit.workflow.processes"},
+}, {
+	heading: "Carousel metrics",
+	make:    func(o otelfeedkit.Option) error { _, err := otelfeedkit.NewCarousel(o); return err },
+	watched: []string{"feedkit.carousel.iteration.current", "feedkit.carousel.iteration.items",
+		"feedkit.carousel.iteration.completed", "feedkit.carousel.iteration.errors",
+		"feedkit.carousel.iteration.progress", "feedkit.carousel.throttle", "feedkit.carousel.state",
+		"feedkit.carousel.unhealthy", "feedkit.carousel.active"},
+	buckets: map[string][2]float64{
+		"feedkit.carousel.publish.duration":   {1e-6, 5},  // as the listener calls
+		"feedkit.carousel.iteration.duration": {1, 86400}, // a second to a day
+	},
+}}
+
+// Each constructor makes every instrument of its doc table once, of the documented kind
+// and unit, with a description, and no other; the levels its Watch method reads,
+// starred, are observable; the histograms have bucket boundaries as advice, in
+// ascending order, over the range the doc gives each.
+func TestNewMakesTheDocumentedInstruments(t *testing.T) {
+	for _, c := range constructors {
+		t.Run(c.heading, func(t *testing.T) {
+			rows := docTable(t, c.heading)
+			p := &recordingProvider{meter: &recordingMeter{made: map[string][]created{}}}
+			require.NoError(t, c.make(otelfeedkit.WithMeterProvider(p)))
+			assert.Equal(t, otelfeedkit.ScopeName, p.name)
+			assert.NotEmpty(t, p.version)
+			assert.Equal(t, c.callbacks, p.meter.callbacks)
+			for _, r := range rows {
+				made := p.meter.made[r.name]
+				if !assert.Len(t, made, 1, r.name) {
+					continue
+				}
+				m := made[0]
+				kind, starred := strings.CutSuffix(r.kind, "*")
+				assert.Equal(t, kind, m.kind, r.name)
+				assert.Equal(t, starred, slices.Contains(c.watched, r.name), "%s: a star marks what the Watch method reports", r.name)
+				if starred {
+					assert.True(t, m.observable, "%s: read when collected", r.name)
+				}
+				assert.Equal(t, r.unit, m.unit, r.name)
+				assert.True(t, strings.HasSuffix(m.description, ".") && len(m.description) > 20, "%s: description %q", r.name, m.description)
+				if r.kind == "histogram" {
+					want, ok := c.buckets[r.name]
+					require.True(t, ok, r.name)
+					require.NotEmpty(t, m.buckets, r.name)
+					assert.True(t, slices.IsSorted(m.buckets), r.name)
+					assert.Equal(t, want, [2]float64{m.buckets[0], m.buckets[len(m.buckets)-1]}, r.name)
+				}
+			}
+			names := make([]string, 0, len(rows))
+			for _, r := range rows {
+				names = append(names, r.name)
+			}
+			for name := range p.meter.made {
+				assert.Contains(t, names, name, "an instrument the doc does not list")
+			}
+			starred := 0
+			for _, r := range rows {
+				if strings.HasSuffix(r.kind, "*") {
+					starred++
+				}
+			}
+			assert.Len(t, c.watched, starred, "every level watched is starred")
+		})
 	}
 }
 
@@ -175,7 +223,7 @@ func TestNewMakesTheDocumentedInstruments(t *testing.T) {
 // says; http.response.status_code is left out when no answer came, as the semantic
 // conventions say.
 func TestCollectedMetricsHaveTheDocumentedAttributes(t *testing.T) {
-	rows := docTable(t)
+	rows := docTable(t, "Metrics")
 	h := openHeldSDK(t, "feed")
 	m := h.m
 	_, err := m.WatchSDK(h.sdk)
@@ -238,4 +286,125 @@ func allCalls(m *otelfeedkit.Metrics) {
 	m.TransportLinkUp()
 	m.TransportLinkDown(context.Canceled)
 	m.TransportAttemptFailed(context.Canceled)
+}
+
+// documentedValues are the values the doc's # Attributes gives the attributes of the
+// workflow and carousel metrics, each a String of the kit's enums.
+var documentedValues = map[string][]string{
+	"feedkit.state":        {"running", "finished", "failed", "aborted", "broken"},
+	"feedkit.timeout.kind": {"work", "task"},
+	"feedkit.repair.kind": {"process_begun", "restart_completed", "decision_applied", "task_created",
+		"process_failed", "process_finished", "process_restarted"},
+	"feedkit.carousel.operation": {"load", "save", "count", "list"},
+	"feedkit.carousel.state":     {"starting", "running", "stopped", "cooldown"},
+}
+
+// documentedByMetric are the values of an attribute that differ by metric, by metric and
+// key: feedkit.result's, and the states a process ends in.
+var documentedByMetric = map[string]map[string][]string{
+	"feedkit.workflow.tasks.released":   {"feedkit.result": {"finished", "retried", "failed"}},
+	"feedkit.carousel.publish.duration": {"feedkit.result": {"published", "failed"}},
+	"feedkit.workflow.processes.ended":  {"feedkit.state": {"finished", "failed", "aborted", "broken"}},
+}
+
+// Every workflow and carousel metric, told by the observer's calls (each call with each
+// value of its enums) or read by WatchEngine and WatchScheduler from a real engine and
+// scheduler, has the unit and description its constructor gave it, exactly the
+// attributes its doc table lists, and for the enums every value the doc lists and no
+// other.
+func TestCollectedAppMetricsHaveTheDocumentedAttributes(t *testing.T) {
+	wr := newWorkflowRig(t, workflow.Config{})
+	reg, err := wr.w.WatchEngine(wr.e)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = reg.Unregister() })
+	allWorkflowCalls(wr.w)
+
+	c, reader := newCarouselMetrics(t)
+	s := newScheduler(t, carousel.NewMemorySource(), carousel.PublisherFunc(func(context.Context, carousel.Publication) error { return nil }),
+		carousel.Config{Store: carousel.NewMemoryStore(), Clock: clocktest.NewFake(epoch)},
+		carousel.CycleConfig{Name: "prices.v2", Type: carousel.ThrottledWholeCollection, Origin: "o", Collection: "c",
+			CoolDown: time.Minute, Throttle: time.Minute})
+	reg, err = c.WatchScheduler(s)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = reg.Unregister() })
+	allCarouselCalls(c)
+
+	for _, ct := range constructors[1:] {
+		t.Run(ct.heading, func(t *testing.T) {
+			rows := docTable(t, ct.heading)
+			got := collect(t, wr.reader)
+			if ct.heading == "Carousel metrics" {
+				got = collect(t, reader)
+			}
+			p := &recordingProvider{meter: &recordingMeter{made: map[string][]created{}}}
+			require.NoError(t, ct.make(otelfeedkit.WithMeterProvider(p)))
+			assert.Len(t, got, len(rows), "every metric reported, and no other")
+			for _, r := range rows {
+				md, ok := got[r.name]
+				if !assert.True(t, ok, "%s was not reported", r.name) {
+					continue
+				}
+				assert.Equal(t, r.unit, md.Unit, r.name)
+				assert.Equal(t, p.meter.made[r.name][0].description, md.Description, r.name)
+				want := slices.Sorted(slices.Values(r.attrs))
+				seen := map[string][]string{} // the values of each key
+				for _, pt := range points(md) {
+					var keys []string
+					for _, kv := range pt.attrs {
+						k, v, _ := strings.Cut(kv, "=")
+						keys = append(keys, k)
+						assert.NotEmpty(t, v, "%s: %s", r.name, kv)
+						if !slices.Contains(seen[k], v) {
+							seen[k] = append(seen[k], v)
+						}
+					}
+					assert.Equal(t, want, keys, "%s: %v", r.name, pt.attrs)
+				}
+				for k, vs := range seen {
+					doc, ok := documentedValues[k]
+					if d, found := documentedByMetric[r.name][k]; found {
+						doc, ok = d, true
+					}
+					require.True(t, ok || k != "feedkit.result", "%s: feedkit.result's values are documented", r.name)
+					if ok {
+						assert.ElementsMatch(t, doc, vs, "%s: %s", r.name, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// allWorkflowCalls makes each workflow observer call with each value of its enums.
+func allWorkflowCalls(w *otelfeedkit.WorkflowMetrics) {
+	states := []workflow.ProcessState{workflow.ProcessRunning, workflow.ProcessFinished, workflow.ProcessFailed,
+		workflow.ProcessAborted, workflow.ProcessBroken}
+	w.WorkflowProcessStarted("order")
+	for _, s := range states {
+		w.WorkflowProcessRestarted("order", s)
+		if s != workflow.ProcessRunning {
+			w.WorkflowProcessEnded("order", s)
+		}
+	}
+	w.WorkflowTaskPolled("check")
+	for _, r := range []workflow.ReleaseResult{workflow.ReleaseFinished, workflow.ReleaseRetried, workflow.ReleaseFailed} {
+		w.WorkflowTaskReleased("check", r)
+	}
+	w.WorkflowTaskTimeout(workflow.TimeoutWork, "check")
+	w.WorkflowTaskTimeout(workflow.TimeoutTask, "check")
+	w.WorkflowProcessTimeout("order")
+	for k := workflow.RepairProcessBegun; k <= workflow.RepairProcessRestarted; k++ {
+		w.WorkflowRepaired("order", k)
+	}
+}
+
+// allCarouselCalls makes each carousel observer call with each value of its enums.
+func allCarouselCalls(c *otelfeedkit.CarouselMetrics) {
+	c.CarouselPublished("prices.v2", time.Millisecond)
+	c.CarouselPublishFailed("prices.v2", time.Second)
+	c.CarouselIterationCompleted("prices.v2", time.Hour)
+	for _, op := range []carousel.Op{carousel.OpLoad, carousel.OpSave, carousel.OpCount, carousel.OpList} {
+		c.CarouselFailed("prices.v2", op)
+	}
+	c.CarouselFenced("prices.v2")
 }
