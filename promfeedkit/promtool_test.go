@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/internal/promserver"
 	"github.com/feedkit/feedkit/promfeedkit"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -29,18 +29,7 @@ import (
 // test skips, or fails under CI=true: CI must not go green on a check it never ran.
 func findTool(t *testing.T, variable, name string) string {
 	t.Helper()
-	if p := os.Getenv(variable); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	msg := name + " not found: set " + variable + " or put it on PATH (Debian's prometheus package has it; ./scripts/test.sh installs it)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; under CI=true this test may not skip")
-	}
-	t.Skip(msg)
-	return ""
+	return promserver.Tool(t, variable, name)
 }
 
 // scrape returns what promhttp serves for reg, as a Prometheus server would read it.
