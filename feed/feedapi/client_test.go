@@ -260,8 +260,9 @@ func TestEndpoint(t *testing.T) {
 		"/v1/sports/en/sport_events/sr%3Amatch%3A7/summary.xml":        "/v1/sports/{lang}/sport_events/{urn}/summary.xml",
 		"/v1/sports/en/schedules/2026-11-28/schedule.xml":              "/v1/sports/{lang}/schedules/{date}/schedule.xml",
 		"/v1/sports/en/sports.xml":                                     "/v1/sports/{lang}/sports.xml",
-		"/v1/pre/recovery/initiate_request":                            "/v1/pre/recovery/initiate_request",
-		"/v1/liveodds/odds/events/sr:match:1/initiate_request":         "/v1/liveodds/odds/events/{urn}/initiate_request",
+		"/v1/pre/recovery/initiate_request":                            "/v1/{product}/recovery/initiate_request",
+		"/v1/liveodds/odds/events/sr:match:1/initiate_request":         "/v1/{product}/odds/events/{urn}/initiate_request",
+		"/v1/p7/stateful_messages/events/sr:match:1/initiate_request":  "/v1/{product}/stateful_messages/events/{urn}/initiate_request",
 		"/v1/sports/en/sport_events/not:a-urn/summary.xml":             "/v1/sports/{lang}/sport_events/not:a-urn/summary.xml",
 	} {
 		assert.Equal(t, want, feedapi.Endpoint(path), path)

@@ -117,7 +117,7 @@ func TestObserverIsToldOfEveryAttemptAndHold(t *testing.T) {
 		{Method: "GET", Endpoint: "/v1/sports/{lang}/sport_events/{urn}/summary.xml", Status: 429, Took: q},
 		{Method: "GET", Endpoint: "/v1/sports/{lang}/sport_events/{urn}/summary.xml", Held: true},
 		{Method: "GET", Endpoint: "/v1/sports/{lang}/sport_events/{urn}/summary.xml", Status: 200, Took: q},
-		{Method: "POST", Endpoint: "/v1/liveodds/recovery/initiate_request", Status: 202, Took: q},
+		{Method: "POST", Endpoint: "/v1/{product}/recovery/initiate_request", Status: 202, Took: q},
 		{Method: "GET", Endpoint: "/v1/users/whoami.xml", Status: 200, Took: q},
 		// No answer: status 0, and no time passed on the fake clock.
 		{Method: "GET", Endpoint: "/v1/users/whoami.xml"},

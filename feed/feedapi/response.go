@@ -17,8 +17,8 @@ type Response struct {
 	// URL is the request's URL. The access token travels in a header, never here.
 	URL string
 	// Endpoint is the URL's path with what varies left out: URNs as {urn}, languages as
-	// {lang}, numbers as {id}, dates as {date}, such as
-	// /v1/sports/{lang}/sport_events/{urn}/summary.xml. It names the endpoint in logs and
+	// {lang}, numbers as {id}, dates as {date}, a recovery's producer as {product}, such
+	// as /v1/sports/{lang}/sport_events/{urn}/summary.xml. It names the endpoint in logs and
 	// metrics with a bounded set of values.
 	Endpoint string
 	// Attempt is 1 for the first attempt of a request, 2 for its first retry, and so on.
@@ -47,13 +47,16 @@ var (
 
 // Endpoint returns the endpoint of an escaped URL path, as Response.Endpoint names it:
 // each segment that is a URN becomes {urn}, a number {id}, a date (2006-01-02) {date},
-// and the segment after sports or descriptions that is not a document (no ".xml") the
-// language, {lang}.
+// the segment after sports or descriptions that is not a document (no ".xml") the
+// language, {lang}, and a recovery request's producer segment (liveodds, pre, ...)
+// {product}, so that the endpoints stay few however many producers an account has.
 func Endpoint(path string) string {
 	segs := strings.Split(path, "/")
 	for i, seg := range segs {
 		switch {
 		case seg == "":
+		case productSegment(segs, i):
+			segs[i] = "{product}"
 		case numberPattern.MatchString(seg):
 			segs[i] = "{id}"
 		case datePattern.MatchString(seg):
@@ -67,6 +70,22 @@ func Endpoint(path string) string {
 		}
 	}
 	return strings.Join(segs, "/")
+}
+
+// productSegment reports whether segs[i] names a producer in a recovery request's path:
+// /v1/{product}/recovery/..., /v1/{product}/odds/events/... or
+// /v1/{product}/stateful_messages/events/....
+func productSegment(segs []string, i int) bool {
+	if i != 2 || segs[1] != "v1" || len(segs) < 4 {
+		return false
+	}
+	switch segs[3] {
+	case "recovery":
+		return true
+	case "odds", "stateful_messages":
+		return len(segs) > 4 && segs[4] == "events"
+	}
+	return false
 }
 
 // unescape decodes a path segment's %-escapes; a segment that does not decode is kept.
