@@ -19,7 +19,7 @@ const MaxShards = 256
 // process of a group must be given the same one.
 type Topology struct {
 	// Prefix starts every name: "<prefix>.events", "<prefix>.shard.<n>",
-	// "<prefix>.control". Empty means DefaultPrefix. Letters, digits, '.', '-' and '_'.
+	// "<prefix>.control", "<prefix>.acks". Empty means DefaultPrefix. Letters, digits, '.', '-' and '_'.
 	Prefix string
 	// Shards is K, the number of shard queues the events are hashed over, from 1 to
 	// MaxShards. Changing it for a group that has messages queued breaks their order:
@@ -53,6 +53,10 @@ func (t Topology) ShardQueue(n int) string { return t.Prefix + ".shard." + strco
 // application.
 func (t Topology) ControlExchange() string { return t.Prefix + ".control" }
 
+// AcksQueue is the queue of the workers' acknowledgements of barriers, which the active
+// ingress consumes (a single active consumer: a standby ingress waits its turn).
+func (t Topology) AcksQueue() string { return t.Prefix + ".acks" }
+
 // ErrNoConsistentHash is wrapped by declare's error when the broker lacks the
 // consistent-hash exchange: its plugin is not enabled.
 var ErrNoConsistentHash = errors.New("group: the broker has no x-consistent-hash exchange type: enable it with `rabbitmq-plugins enable rabbitmq_consistent_hash_exchange`")
@@ -71,6 +75,9 @@ func (t Topology) declare(ch *amqp.Channel) error {
 	}
 	if err := ch.ExchangeDeclare(t.ControlExchange(), amqp.ExchangeFanout, true, false, false, false, nil); err != nil {
 		return fmt.Errorf("group: declaring %s: %w", t.ControlExchange(), err)
+	}
+	if _, err := ch.QueueDeclare(t.AcksQueue(), true, false, false, false, amqp.Table{"x-single-active-consumer": true}); err != nil {
+		return fmt.Errorf("group: declaring %s: %w", t.AcksQueue(), err)
 	}
 	for n := range t.Shards {
 		q := t.ShardQueue(n)

@@ -63,6 +63,9 @@ type Envelope struct {
 	Producer int
 	Request  int64
 	Shard    int
+	// ReplyTo is where a barrier's acknowledgements go (the AMQP reply-to property):
+	// Topology.AcksQueue.
+	ReplyTo string
 }
 
 // publishing makes the AMQP message of e: persistent, so that a durable queue keeps it
@@ -88,14 +91,15 @@ func (e *Envelope) publishing() amqp.Publishing {
 		h[headerRequest] = e.Request
 		h[headerShard] = int64(e.Shard)
 	}
-	return amqp.Publishing{Headers: h, DeliveryMode: amqp.Persistent, Body: e.Body}
+	return amqp.Publishing{Headers: h, DeliveryMode: amqp.Persistent, ReplyTo: e.ReplyTo, Body: e.Body}
 }
 
 // ErrNotGroupMessage is wrapped by the error of a message that the group's headers do
 // not describe: a message some other publisher put in a shard queue.
 var ErrNotGroupMessage = errors.New("group: not a message of the group")
 
-// readEnvelope reads back what publishing wrote.
+// readEnvelope reads back what publishing wrote, but for ReplyTo, which the delivery
+// carries as a property.
 func readEnvelope(headers amqp.Table, body []byte) (Envelope, error) {
 	kind, ok := headers[headerKind].(string)
 	if !ok {

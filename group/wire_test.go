@@ -14,7 +14,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	for _, e := range []Envelope{
 		{Kind: KindEvent, RoutingKey: "hi.-.live.odds_change.1.sr:match:1.-", Body: []byte("<odds_change/>"), ReceivedAt: at, Event: "sr:match:1", Epoch: 3, Seq: 7},
 		{Kind: KindSystem, RoutingKey: "-.-.-.alive.-.-.-.-", Body: []byte("<alive/>"), ReceivedAt: at, Epoch: 3, Seq: 8},
-		{Kind: KindBarrier, Barrier: "3-1-42", Producer: 1, Request: 42, Epoch: 3, Seq: 9},
+		{Kind: KindBarrier, Barrier: "3-1-42", Producer: 1, Request: 42, Epoch: 3, Seq: 9, ReplyTo: "feedkit.acks"},
 		{Kind: KindBarrierAck, Barrier: "3-1-42", Producer: 1, Request: 42, Shard: 2, Epoch: 3},
 		{Kind: KindGlobal, Body: []byte(`{}`), Epoch: 3, Seq: 10},
 	} {
@@ -22,6 +22,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		assert.Equal(t, amqp.Persistent, p.DeliveryMode)
 		got, err := readEnvelope(p.Headers, p.Body)
 		require.NoError(t, err)
+		got.ReplyTo = p.ReplyTo
 		assert.Equal(t, e, got)
 	}
 }
