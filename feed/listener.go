@@ -130,6 +130,13 @@ const (
 	// follows, before any other change, so that the first change is never the first news
 	// of a producer.
 	InitialState
+	// ProcessingStalled is a producer taken down because the messages of its recovery
+	// were not processed within their bound; it is recovered again. The SDK reports it
+	// when a producer's up has been held back longer than feedkit.Config.MaxUpHold (a
+	// listener stuck on a message of the recovery), and so does
+	// recovery.Manager.RecoverProducer given it (a group's ingress, when a shard has not
+	// acknowledged the recovery in time).
+	ProcessingStalled
 )
 
 var statusReasonNames = map[StatusReason]string{
@@ -141,6 +148,7 @@ var statusReasonNames = map[StatusReason]string{
 	ConnectionDown:                 "ConnectionDown",
 	Other:                          "Other",
 	InitialState:                   "InitialState",
+	ProcessingStalled:              "ProcessingStalled",
 }
 
 // String returns the reason's name.

@@ -25,7 +25,8 @@ func TestStatusReasonStringAndIsUp(t *testing.T) {
 		{feed.Other, "Other", false},
 		{0, "Unknown", false},
 		{feed.InitialState, "InitialState", false},
-		{feed.InitialState + 1, "Unknown", false},
+		{feed.ProcessingStalled, "ProcessingStalled", false},
+		{feed.ProcessingStalled + 1, "Unknown", false},
 		{255, "Unknown", false},
 	}
 	for _, tt := range tests {

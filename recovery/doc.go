@@ -59,6 +59,11 @@
 //     CheckInterval after the limit ran out. The recovery waits for its alives.
 //   - A lost connection disconnects the healthy producers (ConnectionDown) at their
 //     recovery point and makes a recovery under way be requested again.
+//   - Manager.RecoverProducer does the same for one producer, with the reason given
+//     (feed.ProcessingStalled when the messages of its recovery were not processed in
+//     time): a healthy producer is disconnected at its recovery point, reported down and
+//     recovered at once, without waiting for an alive; a recovery under way is requested
+//     again; a producer disconnected already is left to its next alive.
 //   - A snapshot_complete whose request id is not the last requested recovery's is
 //     ignored; the right one, once received on every session, makes the producer healthy
 //     (FirstRecoveryCompleted the first time in the process, then ReturnedFromInactivity).

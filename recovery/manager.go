@@ -108,6 +108,7 @@ type input struct {
 	failedProducer int
 	barrier        chan struct{} // closed once everything due before it is handled (Flush)
 	event          *eventResult  // the API's answer to an event recovery request
+	recoverAgain   *recoverAgain // a producer to take down and recover (RecoverProducer)
 }
 
 // NewManager checks cfg and returns a manager; it starts nothing until Open. Its
@@ -527,6 +528,11 @@ func (m *Manager) handleInput(in input) {
 	case in.failed != nil:
 		if p, ok := m.producers[in.failedProducer]; ok {
 			m.do(func(now time.Time) { m.onFailed(p, in.failed, now) })
+		}
+		return
+	case in.recoverAgain != nil:
+		if p, ok := m.producers[in.recoverAgain.producer]; ok {
+			m.do(func(now time.Time) { m.onRecoverProducer(p, in.recoverAgain.reason, now) })
 		}
 		return
 	}

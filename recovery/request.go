@@ -112,7 +112,7 @@ func (m *Manager) onResult(r result, now time.Time) {
 		}
 		if p.again {
 			p.again = false
-			m.need(p, now, "subscribed=0 while the request was sent")
+			m.need(p, now, "a new need arose while the request was sent")
 		} else {
 			m.maybeComplete(p, now)
 		}

@@ -7,12 +7,13 @@ type Stats struct {
 	Alives              uint64 `json:"alives"`                // alive messages processed
 	DuplicateAlives     uint64 `json:"duplicate_alives"`      // copies of an alive from another session, dropped
 	Unsubscribed        uint64 `json:"unsubscribed"`          // alives with subscribed=0
-	Disconnections      uint64 `json:"disconnections"`        // healthy producers disconnected (alives missing or late, connection lost)
+	Disconnections      uint64 `json:"disconnections"`        // healthy producers disconnected (alives missing or late, connection lost, RecoverProducer)
 	ConnectionDowns     uint64 `json:"connection_downs"`      // connection losses reported
 	RecoveriesRequested uint64 `json:"recoveries_requested"`  // requests the API accepted
 	RecoveriesCompleted uint64 `json:"recoveries_completed"`  // recoveries ended by their snapshot_complete
 	RecoveriesSkipped   uint64 `json:"recoveries_skipped"`    // recoveries skipped because recoveries are disabled
 	RecoveryTimeouts    uint64 `json:"recovery_timeouts"`     // recoveries whose snapshot_complete did not come in time
+	RecoveriesForced    uint64 `json:"recoveries_forced"`     // producers taken down, or recoveries restarted, by RecoverProducer
 	RequestsRateLimited uint64 `json:"requests_rate_limited"` // requests postponed by the rate limits
 	RequestsFailed      uint64 `json:"requests_failed"`       // requests the API or the ledger failed
 	SnapshotsIgnored    uint64 `json:"snapshots_ignored"`     // snapshot_complete messages of another request
