@@ -3,6 +3,7 @@ package concurrent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,8 @@ type Dispatcher struct {
 	cancel context.CancelFunc
 	close  sync.Once
 
-	abandon                                atomic.Bool // Close ran out of time: drop this listener's queued tasks
+	abandon                                atomic.Bool            // Close ran out of time: drop this listener's queued tasks
+	why                                    atomic.Pointer[reason] // why they are dropped, set before abandon
 	dispatched, inline, abandoned, blocked atomic.Uint64
 	inlineRunning                          atomic.Int32
 }
@@ -78,10 +80,16 @@ func NewDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker, cfg C
 
 // Dispatch queues ev as a task of its match; a worker decodes it and calls the listener.
 // It blocks while Config.QueueSize tasks wait, and returns ctx.Err() if ctx ends first,
-// or feed.ErrDispatcherClosed after Close; ev is then not delivered.
+// or feed.ErrDispatcherClosed after Close; ev is then not delivered, and its Handled is
+// not called.
 //
 // An event that cannot be routed (ev.Err set) is delivered at once, on the calling
 // goroutine, when Config.HandleErrorsAsynchronously is false.
+//
+// ev.Handled, when set, is called once the worker is done with ev: after its listener
+// call, or as the worker drops it when a Close (the Dispatcher's or the Pool's) ran out
+// of time, then with an error matching feed.ErrDispatcherClosed and that Close's
+// context error (see feed.Event.Handled).
 func (c *Dispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	if ev.Err != nil && !c.pool.cfg.asyncErrors {
 		return c.deliverNow(ctx, ev)
@@ -131,6 +139,9 @@ func (c *Dispatcher) deliverNow(ctx context.Context, ev feed.Event) error {
 		c.observe(obs, nil, &ev, err, start, start, end) // no queue: it waited for nothing
 	}
 	c.rep.Report(c.ctx, err)
+	if ev.Handled != nil {
+		ev.Handled(err)
+	}
 	return nil
 }
 
@@ -165,6 +176,9 @@ func (c *Dispatcher) run(w *worker, t *task) {
 		t.ticket.Abandon()
 		c.abandoned.Add(1)
 		c.pool.abandoned.Add(1)
+		if t.ev.Handled != nil {
+			t.ev.Handled(c.abandonReason())
+		}
 		return
 	}
 	t.ticket.Start()
@@ -192,6 +206,31 @@ func (c *Dispatcher) run(w *worker, t *task) {
 		c.observe(obs, t.msg, &t.ev, err, t.at, start, end)
 	}
 	c.rep.Report(c.ctx, err)
+	if t.ev.Handled != nil { // a decoded message's task has none
+		t.ev.Handled(err)
+	}
+}
+
+// reason is why a Close dropped the tasks it did not wait for.
+type reason struct{ err error }
+
+// giveUp records why the tasks not yet started are dropped, once: ctx, the context of
+// the first Close that ran out of time.
+func giveUp(why *atomic.Pointer[reason], ctx context.Context) {
+	why.CompareAndSwap(nil, &reason{fmt.Errorf("%w before the event was delivered: %w",
+		feed.ErrDispatcherClosed, context.Cause(ctx))})
+}
+
+// abandonReason is why a task of c was dropped: its own Close ran out of time, or its
+// pool's did.
+func (c *Dispatcher) abandonReason() error {
+	if r := c.why.Load(); r != nil {
+		return r.err
+	}
+	if r := c.pool.why.Load(); r != nil {
+		return r.err
+	}
+	return feed.ErrDispatcherClosed // not reached: abandon is set after why
 }
 
 // observe tells obs of the call for m (or, when m is nil, for ev) that returned err;
@@ -276,6 +315,7 @@ func (c *Dispatcher) drain(ctx context.Context) error {
 		c.cancel()
 		return nil
 	case <-ctx.Done():
+		giveUp(&c.why, ctx)
 		c.abandon.Store(true)
 		c.cancel()
 		return ctx.Err()

@@ -32,7 +32,8 @@ type Pool struct {
 	done   chan struct{} // closed when every worker has exited
 	close  sync.Once
 
-	abandon           atomic.Bool // Close ran out of time: drop what is queued, whoever queued it
+	abandon           atomic.Bool            // Close ran out of time: drop what is queued, whoever queued it
+	why               atomic.Pointer[reason] // why it is dropped, set before abandon
 	inline, abandoned atomic.Uint64
 	inlineRunning     atomic.Int32
 }
@@ -114,9 +115,9 @@ func (p *Pool) work(w *worker) {
 
 // Close stops taking tasks and listeners, lets the workers finish the queued tasks and
 // returns once every worker has exited. If ctx ends first, the tasks not yet started are
-// abandoned (and recorded so in the tracker), the context passed to every listener is
-// cancelled, and Close returns ctx.Err() without waiting for a listener call that ignores
-// its context.
+// abandoned (and recorded so in the tracker, and told to their events' Handled), the
+// context passed to every listener is cancelled, and Close returns ctx.Err() without
+// waiting for a listener call that ignores its context.
 //
 // Close the listeners first: each delivers its own tasks, and a dispatch through a
 // listener of a closed pool returns feed.ErrDispatcherClosed.
@@ -131,6 +132,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
+		giveUp(&p.why, ctx)
 		p.abandon.Store(true)
 		p.cancel()
 		return ctx.Err()

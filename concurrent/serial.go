@@ -97,7 +97,13 @@ func NewSerialDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 
 // Dispatch records ev as a task of its recovery, on the listener's Stream, and queues it.
 // It blocks while SerialConfig.QueueSize messages wait, and returns ctx.Err() if ctx ends
-// first, or feed.ErrDispatcherClosed after Close; ev is then not delivered.
+// first, or feed.ErrDispatcherClosed after Close; ev is then not delivered, and its
+// Handled is not called.
+//
+// ev.Handled, when set, is called once the dispatcher is done with ev (see
+// feed.Event.Handled): after its listener call, its task completed; or, for an event a
+// Close dropped because its context ended, with an error matching
+// feed.ErrDispatcherClosed and that context's error.
 func (s *SerialDispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	k := s.stream.Allocate(RecoveryContext{Producer: ev.Producer, RequestID: ev.RequestID})
 	s.mu.Lock()

@@ -17,16 +17,26 @@ import (
 //
 // SerialDispatcher delivers every event in arrival order on one goroutine. The concurrent
 // package provides one that delivers the events of different matches in parallel.
+//
+// A Dispatcher calls the Handled function of each event it accepted exactly once, when
+// it is done with it, delivered or abandoned (see Event.Handled).
 type Dispatcher interface {
 	// Dispatch queues ev for delivery. It blocks while the dispatcher is full, which slows
 	// the transport down rather than drop anything, and returns ctx.Err() if ctx ends first
-	// or ErrDispatcherClosed after Close; ev is then not delivered.
+	// or ErrDispatcherClosed after Close; ev is then not delivered, and its Handled is
+	// not called.
 	Dispatch(ctx context.Context, ev Event) error
 	// Close stops taking events, delivers those already queued and returns once its
 	// goroutines have exited. If ctx ends first, the queued events are abandoned, the
 	// context passed to the listener is cancelled, and Close returns ctx.Err() without
 	// waiting for a listener call that ignores its context.
 	Close(ctx context.Context) error
+}
+
+// abandonedError is the reason given to Event.Handled for an event that a Close
+// dropped because ctx ended first: it matches ErrDispatcherClosed and ctx's error.
+func abandonedError(ctx context.Context) error {
+	return fmt.Errorf("%w before the event was delivered: %w", ErrDispatcherClosed, context.Cause(ctx))
 }
 
 // ErrDispatcherClosed is returned by Dispatch after Close.
@@ -62,8 +72,8 @@ type SerialDispatcher struct {
 	l      OddsFeedListener
 	q      *queue.Queue[Event]
 	rep    *DeliveryReporter
-	ctx    context.Context // passed to the listener; cancelled when Close gives up
-	cancel context.CancelFunc
+	ctx    context.Context // passed to the listener; cancelled when Close gives up, with the reason of the events it abandons
+	cancel context.CancelCauseFunc
 	done   chan struct{}
 	close  sync.Once
 
@@ -82,7 +92,7 @@ func NewSerialDispatcher(l OddsFeedListener, opts DispatcherOptions) (*SerialDis
 	if size == 0 {
 		size = DefaultQueueSize
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &SerialDispatcher{
 		l:      l,
 		q:      queue.New[Event](size),
@@ -120,7 +130,7 @@ func (d *SerialDispatcher) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		// The worker abandons what is queued and exits as soon as the listener call in
 		// progress returns; that call sees its context cancelled.
-		d.cancel()
+		d.cancel(abandonedError(ctx))
 		return ctx.Err()
 	}
 }
@@ -140,7 +150,7 @@ func (d *SerialDispatcher) Stats() DispatcherStats {
 
 func (d *SerialDispatcher) run() {
 	defer close(d.done)
-	defer d.cancel()
+	defer d.cancel(nil)
 	for {
 		ev, ok := d.q.Get()
 		if !ok {
@@ -148,9 +158,16 @@ func (d *SerialDispatcher) run() {
 		}
 		if d.ctx.Err() != nil {
 			d.abandoned.Add(1)
+			if ev.Handled != nil {
+				ev.Handled(context.Cause(d.ctx))
+			}
 			continue
 		}
-		d.count(Deliver(d.ctx, d.l, &ev))
+		err := Deliver(d.ctx, d.l, &ev)
+		d.count(err)
+		if ev.Handled != nil {
+			ev.Handled(err)
+		}
 	}
 }
 

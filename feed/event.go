@@ -23,6 +23,22 @@ type Event struct {
 	// Err, when set, says why the message cannot be routed (a malformed routing key, an
 	// oversized body); the dispatcher delivers it to OnUnparsableMessage.
 	Err error
+	// Handled, when set, is called once when the dispatcher is done with the event:
+	// after its listener call ended, with what Deliver returned (nil, the decode error
+	// of an unparsable message, a *ListenerError), nil too for a message the listener
+	// has no method for (a cashout for a listener that is no CashoutListener); or, for
+	// an event a Close dropped because its context ended first, with an error that
+	// matches both ErrDispatcherClosed and that context's error. A host that feeds a
+	// dispatcher itself learns so when each event is done: a consumer acknowledges the
+	// event's delivery to its broker then.
+	//
+	// Every Dispatcher of the kit calls it exactly once for each event its Dispatch
+	// accepted, and never for one its Dispatch refused (returned an error): the caller
+	// still has that event. It is called on the dispatcher's goroutine (or Dispatch's,
+	// for an event delivered inline), possibly after Close returned for an abandoned
+	// event; it must be quick and must not panic. An event stuck behind a listener call
+	// that never returns is never handled. A Session leaves it nil.
+	Handled func(err error)
 
 	// bodyOwned is set by a Session, whose transport hands over each body for good
 	// (Delivery): the decoded message may then point into Body instead of a copy.
