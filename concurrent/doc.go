@@ -7,7 +7,9 @@
 // workers, its own (NewDispatcher) or one that the dispatchers of several sessions share
 // (Pool.Dispatcher); SerialDispatcher is its serial twin, for a listener that must see
 // every message in arrival order across matches; StatusGate wraps the customer's
-// feed.GlobalEventsListener and holds each producer's up back; a TaskLifecycleTracker,
+// feed.GlobalEventsListener and holds each producer's up back (GateConfig.HoldLimit
+// bounds how long before GateConfig.OnHoldLimit hears of it: the SDK then takes the
+// producer down and recovers it again); a TaskLifecycleTracker,
 // shared by all of them, counts the tasks of each RecoveryContext (a producer and the
 // request id of a recovery, or live messages).
 //

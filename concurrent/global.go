@@ -3,13 +3,16 @@ package concurrent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/feedkit/feedkit/clock"
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/durcheck"
 )
 
 // StatusGate passes the SDK's global events on to the customer's
@@ -39,6 +42,11 @@ import (
 //     would tell the customer the event was recovered before the replayed messages of
 //     the event had all been processed.
 //   - Every other call is forwarded at once.
+//   - With GateConfig.HoldLimit set, an up held back that long, its recovery's tasks still
+//     pending, is reported to GateConfig.OnHoldLimit, once; it stays held, since what
+//     to do is the caller's: the SDK takes the producer down (feed.ProcessingStalled) and
+//     recovers it again, and the down drops the up. Only producer ups are bounded, not
+//     event recoveries.
 //
 // The customer's listener is called on one goroutine of the StatusGate, in the
 // order of these decisions, with a context of its own (the caller's is not passed on); a
@@ -58,6 +66,9 @@ type StatusGate struct {
 	log     *slog.Logger
 	box     *mailbox
 	obs     Observer
+	clock   clock.Clock
+	limit   time.Duration            // GateConfig.HoldLimit; 0 for none
+	onLimit func(rc RecoveryContext) // GateConfig.OnHoldLimit
 
 	mu         sync.Mutex
 	recovering map[int]RecoveryContext // producer → its latest producer recovery
@@ -70,7 +81,7 @@ type StatusGate struct {
 	// for the Observer (EventRecoveryCompleted does not say it); only with an Observer.
 	eventKinds map[RecoveryContext]feed.RecoveryKind
 
-	forwarded, deferred, released, cancelled, superseded, incomplete, dropped atomic.Uint64
+	forwarded, deferred, released, cancelled, superseded, incomplete, dropped, pastLimit atomic.Uint64
 }
 
 // heldUps are the up statuses of one producer waiting for the tasks of rc.
@@ -79,6 +90,7 @@ type heldUps struct {
 	statuses []feed.ProducerStatus
 	since    []time.Time // when each status was held back; kept only with an Observer
 	stop     func() bool
+	limit    clock.Timer // fires at GateConfig.HoldLimit; nil without one
 }
 
 type heldEvent struct {
@@ -115,6 +127,18 @@ type GateConfig struct {
 	Logger *slog.Logger
 	// Observer is told of the ups held back and released, for metrics; nil tells no one.
 	Observer Observer
+	// HoldLimit bounds how long a producer's up is held back: once the first up held for
+	// a recovery has waited that long, the recovery's tasks still pending, OnHoldLimit is
+	// told, once. 0 means no bound, a negative value is refused; a bound needs
+	// OnHoldLimit. The up stays held until the tasks are done or a later status drops it.
+	HoldLimit time.Duration
+	// OnHoldLimit is called with the recovery context of an up held past HoldLimit, on a
+	// goroutine of its own (the Clock's timer), outside the gate's lock: it may call the
+	// gate, or the recovery manager (the SDK calls recovery.Manager.RecoverProducer). A
+	// call that panics is reported as the customer's are.
+	OnHoldLimit func(rc RecoveryContext)
+	// Clock times HoldLimit; nil is the wall clock (a clocktest.Fake in tests).
+	Clock clock.Clock
 }
 
 // NewStatusGate returns a listener that forwards to l, holding ups back on the
@@ -126,6 +150,16 @@ func NewStatusGate(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, c
 	if tracker == nil {
 		return nil, errors.New("concurrent: NewStatusGate: tracker is nil")
 	}
+	switch {
+	case cfg.HoldLimit < 0:
+		return nil, fmt.Errorf("concurrent: NewStatusGate: GateConfig.HoldLimit %v must not be negative (0 means no bound)", cfg.HoldLimit)
+	case cfg.HoldLimit > 0 && cfg.OnHoldLimit == nil:
+		return nil, errors.New("concurrent: NewStatusGate: GateConfig.HoldLimit is set and GateConfig.OnHoldLimit is nil: set what to do with an up held past the bound")
+	case cfg.HoldLimit > 0:
+		if err := durcheck.AtLeast("GateConfig.HoldLimit", cfg.HoldLimit, time.Millisecond); err != nil {
+			return nil, fmt.Errorf("concurrent: NewStatusGate: %w", err)
+		}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -136,6 +170,9 @@ func NewStatusGate(l feed.GlobalEventsListener, tracker *TaskLifecycleTracker, c
 		rep:        feed.NewDeliveryReporter(cfg.OnError, log),
 		log:        log,
 		obs:        cfg.Observer,
+		clock:      clock.OrReal(cfg.Clock),
+		limit:      cfg.HoldLimit,
+		onLimit:    cfg.OnHoldLimit,
 		recovering: make(map[int]RecoveryContext),
 		held:       make(map[int]*heldUps),
 		heldEvents: make(map[*heldEvent]struct{}),
@@ -209,6 +246,9 @@ func (g *StatusGate) OnProducerStatusChange(_ context.Context, s feed.ProducerSt
 		switch {
 		case waiting:
 			h.stop = stop
+			if g.limit > 0 {
+				h.limit = g.clock.AfterFunc(g.limit, func() { g.pastLimitOf(s.Producer, h) })
+			}
 			g.held[s.Producer] = h
 			g.heldLocked(h, s.Producer)
 			g.logLocked("concurrent: producer up held back until its recovery's tasks are done",
@@ -300,6 +340,7 @@ func (g *StatusGate) release(producer int, h *heldUps, complete bool) {
 		return
 	}
 	delete(g.held, producer)
+	h.stopLimit()
 	g.released.Add(uint64(len(h.statuses)))
 	if g.obs != nil {
 		for _, since := range h.since {
@@ -313,11 +354,41 @@ func (g *StatusGate) release(producer int, h *heldUps, complete bool) {
 
 func (g *StatusGate) dropLocked(producer int, h *heldUps, counter *atomic.Uint64, why string) {
 	h.stop()
+	h.stopLimit()
 	delete(g.held, producer)
 	counter.Add(uint64(len(h.statuses)))
 	g.logLocked("concurrent: held-back producer up dropped",
 		slog.Int("producer", producer), slog.Int64("request_id", h.rc.RequestID),
 		slog.Int("statuses", len(h.statuses)), slog.String("why", why))
+}
+
+// stopLimit stops h's HoldLimit timer, if it has one; a timer that fired already finds
+// h no longer held.
+func (h *heldUps) stopLimit() {
+	if h.limit != nil {
+		h.limit.Stop()
+	}
+}
+
+// pastLimitOf tells OnHoldLimit of h, held back for HoldLimit, unless it was released or
+// dropped meanwhile.
+func (g *StatusGate) pastLimitOf(producer int, h *heldUps) {
+	g.mu.Lock()
+	if g.held[producer] != h {
+		g.unlock()
+		return
+	}
+	g.pastLimit.Add(1)
+	g.logLocked("concurrent: producer up held back past GateConfig.HoldLimit: its recovery's tasks are still pending",
+		slog.Int("producer", producer), slog.Int64("request_id", h.rc.RequestID),
+		slog.Duration("hold_limit", g.limit), slog.Int("pending", g.tracker.Pending(h.rc)))
+	g.unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			g.rep.Report(context.Background(), &feed.ListenerError{Method: "GateConfig.OnHoldLimit", Panic: p, Stack: debug.Stack()})
+		}
+	}()
+	g.onLimit(h.rc)
 }
 
 // logLocked records a log line to write once g.mu is released: a slow log handler, or one
@@ -389,6 +460,7 @@ type GateStats struct {
 	Superseded uint64 `json:"superseded"` // ups dropped because a newer recovery of the producer began
 	Incomplete uint64 `json:"incomplete"` // ups and event recoveries dropped because messages of their recovery were abandoned
 	Dropped    uint64 `json:"dropped"`    // calls dropped because the listener was closed, or not made because Close gave up
+	PastLimit  uint64 `json:"past_limit"` // ups held back past GateConfig.HoldLimit (OnHoldLimit told)
 }
 
 // Stats returns the listener's counters.
@@ -408,5 +480,6 @@ func (g *StatusGate) Stats() GateStats {
 		Superseded: g.superseded.Load(),
 		Incomplete: g.incomplete.Load(),
 		Dropped:    g.dropped.Load() + g.box.skipped.Load(),
+		PastLimit:  g.pastLimit.Load(),
 	}
 }
