@@ -14,6 +14,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/durcheck"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -99,6 +100,14 @@ type Config struct {
 	QueueSize int
 	// MaxBodySize is the largest message body accepted; 0 means feed.DefaultMaxBodySize.
 	MaxBodySize int
+	// MaxUpHold bounds how long a producer's up may be held back while the messages of
+	// the recovery behind it are processed (or, in a forwarding session, handed on). Past
+	// it the listeners are taken to be stuck on the recovery: the producer is reported
+	// down with the reason feed.ProcessingStalled (the up held is dropped) and recovered
+	// again from its recovery point, and that recovery's completion brings the next up,
+	// held back likewise. 0 means DefaultMaxUpHold; a negative value turns the bound off,
+	// holding an up for as long as its recovery's messages take.
+	MaxUpHold time.Duration
 	// Clock is the time of everything the SDK builds (the recovery manager, the API
 	// client, the names' caches, its RabbitMQ transport); nil is the wall clock. A test
 	// passes a clocktest.Fake here and moves time instead of sleeping.
@@ -117,6 +126,11 @@ type Config struct {
 // DefaultClockOffsetWarning is Config.ClockOffsetWarning's default. The API's Date header
 // counts whole seconds, so an offset below two seconds cannot be told from none.
 const DefaultClockOffsetWarning = 5 * time.Second
+
+// DefaultMaxUpHold is Config.MaxUpHold's default: as long as a recovery may wait for its
+// snapshot_complete (recovery.DefaultRecoveryTimeout). A recovery whose messages take
+// longer to process has listeners stuck, or far too slow for the feed.
+const DefaultMaxUpHold = time.Hour
 
 // ErrClockOffset matches, with errors.Is, the warning Open reports to Config.OnError when
 // the API server's clock is more than Config.ClockOffsetWarning from this machine's.
@@ -150,6 +164,13 @@ func (c *Config) check() error {
 		return fmt.Errorf("feedkit: Config.QueueSize %d must not be negative", c.QueueSize)
 	case c.Concurrent != nil && c.QueueSize != 0:
 		return errors.New("feedkit: Config.QueueSize is for serial delivery; with Config.Concurrent set, set Concurrent.QueueSize")
+	case c.MaxBodySize < 0:
+		return fmt.Errorf("feedkit: Config.MaxBodySize %d must not be negative (0 means feed.DefaultMaxBodySize)", c.MaxBodySize)
+	}
+	if c.MaxUpHold > 0 {
+		if err := durcheck.AtLeast("Config.MaxUpHold", c.MaxUpHold, time.Second); err != nil {
+			return fmt.Errorf("feedkit: %w (0 means DefaultMaxUpHold, a negative value no bound)", err)
+		}
 	}
 	return nil
 }

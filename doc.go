@@ -78,8 +78,15 @@
 // cannot list them; Config.Recovery.DisabledProducers are never followed). Every producer
 // followed is reported down first, with the reason InitialState; each is recovered when
 // its alives arrive, and its up reaches the GlobalEventsListener only after every message
-// of the recovery behind it has been processed, with either delivery.
+// of the recovery behind it has been processed, with either delivery. An up held longer
+// than Config.MaxUpHold (an hour by default) means listeners stuck on the recovery: the
+// producer is reported down (feed.ProcessingStalled) and recovered again, and
+// [SDK.RecoverProducer] does the same on an operator's word.
 // [SDK.RecoverEvent] recovers one event's messages through the same listeners.
+// [SDK.AddForwardingSession] adds a session whose messages go to a [Forwarder] rather than
+// to listeners, as a group of processes' ingress republishes them: the Forwarder
+// finishes a ticket of the SDK's task tracker for each event it hands on, and the up
+// and the recovery point follow those tickets as they follow the listeners'.
 // [SDK.Stats] encodes to JSON for an operator's /stats endpoint, and [SDK.Flush] lets a
 // test wait until what was read has been processed. [SDK.HealthHandler] serves the
 // liveness and readiness probes of Kubernetes (/healthz, /readyz). Config.Observer is told

@@ -22,3 +22,8 @@ func waitFor(ctx context.Context, cond func() bool) error {
 	}
 	return nil
 }
+
+// FlushManager returns once the SDK's recovery manager has acted on what it was given
+// (recovery.Manager.Flush), without waiting for the listeners' or a Forwarder's tasks as
+// SDK.Flush does: for a test that holds tasks back on purpose.
+func FlushManager(ctx context.Context, s *SDK) error { return s.manager.Flush(ctx) }

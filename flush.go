@@ -6,7 +6,8 @@ import (
 )
 
 // Flush returns once every message the sessions have read before the call has finished
-// its listener call, and the recovery manager has acted on the system messages read
+// its listener call (in a forwarding session, once its Forwarder has finished the
+// message's ticket), and the recovery manager has acted on the system messages read
 // before it (see recovery.Manager.Flush). With a feedtest.Broker, Broker.Flush first
 // makes sure the sessions have read everything published, so a test publishes, then
 //

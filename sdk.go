@@ -24,7 +24,11 @@ import (
 //	                                               └──────────────► concurrent.StatusGate ─► your GlobalEventsListener
 //
 // A producer up (FirstRecoveryCompleted, ReturnedFromInactivity) reaches Config.Global
-// only after every message of the recovery behind it has been processed.
+// only after every message of the recovery behind it has been processed, and is held no
+// longer than Config.MaxUpHold: past it the producer is reported down
+// (ProcessingStalled) and recovered again. A forwarding session (AddForwardingSession)
+// hands its messages to a Forwarder in place of the dispatcher and listener, and the
+// up and the recovery point follow what the Forwarder has handed on.
 type SDK struct {
 	cfg       Config
 	transport feed.Transport
@@ -37,20 +41,22 @@ type SDK struct {
 	names     *markets.Names  // nil without the API
 
 	mu      sync.Mutex
-	state   int  // 0 new, 1 open, 2 closed
-	closed  bool // closeAll ran or runs
+	state   int   // 0 new, 1 open, 2 closed
+	closed  bool  // closeAll ran or runs
+	broken  error // a session that failed after a part of it was built: Open refuses
 	details *feedapi.BookmakerDetails
 
 	// The sessions, which AddSession appends to before Open; Stats reads them under
 	// their own lock, so that a listener calling Stats never waits for Open.
-	listMu   sync.Mutex
-	sessions []*feed.Session
-	workers  []*concurrent.Dispatcher       // nil entries with serial delivery
-	serial   []*concurrent.SerialDispatcher // nil entries with the concurrent listener
+	listMu     sync.Mutex
+	sessions   []*feed.Session
+	workers    []*concurrent.Dispatcher       // nil entries with serial delivery, and for forwarding sessions
+	serial     []*concurrent.SerialDispatcher // nil entries with the concurrent listener, and for forwarding sessions
+	forwarders []Forwarder                    // nil entries but for forwarding sessions
 }
 
 // New checks cfg and assembles an SDK; nothing connects until Open. Add the sessions,
-// with their listeners, with AddSession.
+// with their listeners, with AddSession (or their Forwarders, with AddForwardingSession).
 func New(cfg Config) (*SDK, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -85,7 +91,24 @@ func New(cfg Config) (*SDK, error) {
 	if customer == nil {
 		customer = feed.BaseGlobalEventsListener{}
 	}
-	if s.global, err = concurrent.NewStatusGate(customer, s.tracker, concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger, Observer: cfg.Observer}); err != nil {
+	gc := concurrent.GateConfig{OnError: cfg.OnError, Logger: cfg.Logger, Observer: cfg.Observer, Clock: cfg.Clock}
+	switch {
+	case cfg.MaxUpHold == 0:
+		gc.HoldLimit = DefaultMaxUpHold
+	case cfg.MaxUpHold > 0:
+		gc.HoldLimit = cfg.MaxUpHold
+	}
+	if gc.HoldLimit > 0 {
+		// The listeners are stuck on the recovery's messages: down, and recovered again.
+		// The gate has checked that the up is still held, so at worst a status that
+		// changed since makes this one recovery more.
+		gc.OnHoldLimit = func(rc concurrent.RecoveryContext) {
+			if err := s.manager.RecoverProducer(rc.Producer, feed.ProcessingStalled); err != nil {
+				s.logger.Info("feedkit: producer up held past Config.MaxUpHold not recovered again", "producer", rc.Producer, "err", err)
+			}
+		}
+	}
+	if s.global, err = concurrent.NewStatusGate(customer, s.tracker, gc); err != nil {
 		return nil, fmt.Errorf("feedkit: %w", err)
 	}
 	if s.manager, err = s.newManager(disabled); err != nil {
@@ -149,7 +172,7 @@ func (s *SDK) newManager(disabled bool) (*recovery.Manager, error) {
 // AddSession adds a session: the feed's messages of one interest (feed.AllMessages,
 // feed.LiveOnly, feed.PrematchOnly, ...) delivered to listener. Call it after New, so
 // that the listener can hold what New built (SDK.Names, SDK.API), and before Open; an
-// SDK needs at least one session.
+// SDK needs at least one session, of AddSession or AddForwardingSession.
 func (s *SDK) AddSession(interest feed.MessageInterest, listener feed.OddsFeedListener) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,46 +183,71 @@ func (s *SDK) AddSession(interest feed.MessageInterest, listener feed.OddsFeedLi
 		return fmt.Errorf("feedkit: AddSession(%s): the listener is nil", interest)
 	}
 	i := len(s.sessions)
-	var disp feed.Dispatcher
-	var workers *concurrent.Dispatcher
-	var serial *concurrent.SerialDispatcher
-	var stream *concurrent.Stream
+	if err := s.checkSession(interest, i); err != nil {
+		return fmt.Errorf("feedkit: AddSession(%s): %w", interest, err)
+	}
 	if s.pool != nil {
 		w, err := s.pool.Dispatcher(listener)
 		if err != nil {
 			return fmt.Errorf("feedkit: AddSession(%s): %w", interest, err)
 		}
-		disp, workers, stream = w, w, w.Stream()
-	} else {
-		sl, err := concurrent.NewSerialDispatcher(listener, s.tracker, concurrent.SerialConfig{
-			QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger,
-			Name: fmt.Sprintf("session %d", i), Observer: s.cfg.Observer})
-		if err != nil {
-			return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
-		}
-		disp, serial, stream = sl, sl, sl.Stream()
+		return s.addSession(interest, w, w.Stream().MarkAlives(s.manager.SystemHandler()), w, nil, nil)
 	}
+	sl, err := concurrent.NewSerialDispatcher(listener, s.tracker, concurrent.SerialConfig{
+		QueueSize: s.cfg.QueueSize, OnError: s.cfg.OnError, Logger: s.cfg.Logger,
+		Name: fmt.Sprintf("session %d", i), Observer: s.cfg.Observer})
+	if err != nil {
+		return fmt.Errorf("feedkit: Config.QueueSize: %w", err)
+	}
+	return s.addSession(interest, sl, sl.Stream().MarkAlives(s.manager.SystemHandler()), nil, sl, nil)
+}
+
+// checkSession refuses, before anything is built for it, a session that feed.NewSession
+// would refuse: once built, its dispatcher's Stream and its handler of the recovery
+// manager cannot be taken back, and would hold every producer's processed point, and
+// every recovery, for good.
+func (s *SDK) checkSession(interest feed.MessageInterest, index int) error {
+	_, err := feed.NewSession(s.transport, feed.SessionConfig{Interest: interest, Index: index,
+		Dispatcher: nopDispatcher{}, MaxBodySize: s.cfg.MaxBodySize})
+	return err
+}
+
+// nopDispatcher stands in for a session's dispatcher while checkSession checks it.
+type nopDispatcher struct{}
+
+func (nopDispatcher) Dispatch(context.Context, feed.Event) error { return nil }
+func (nopDispatcher) Close(context.Context) error                { return nil }
+
+// addSession makes the session of disp, whose system messages go to system, and adds
+// it with its dispatcher, one of workers, serial and forwarder. Under s.mu.
+func (s *SDK) addSession(interest feed.MessageInterest, disp feed.Dispatcher, system feed.SystemHandler,
+	workers *concurrent.Dispatcher, serial *concurrent.SerialDispatcher, forwarder Forwarder) error {
+	i := len(s.sessions)
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
 		Interest:    interest,
 		Index:       i,
 		Node:        s.cfg.Node,
 		Dispatcher:  disp,
 		Global:      s.global,
-		System:      stream.MarkAlives(s.manager.SystemHandler()),
+		System:      system,
 		MaxBodySize: s.cfg.MaxBodySize,
 		Observer:    s.cfg.Observer,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,
 	})
 	if err != nil {
+		// checkSession let it through, so feed.NewSession has a check of its own the
+		// SDK does not know: what was built for it cannot be taken back.
 		_ = disp.Close(context.Background())
-		return fmt.Errorf("feedkit: AddSession(%s): %w", interest, err)
+		s.broken = fmt.Errorf("session %d (%s) failed: %w", i, interest, err)
+		return fmt.Errorf("feedkit: session %d (%s): %w (the SDK cannot be opened now: make a new one)", i, interest, err)
 	}
 	s.listMu.Lock()
 	defer s.listMu.Unlock()
 	s.sessions = append(s.sessions, session)
 	s.workers = append(s.workers, workers)
 	s.serial = append(s.serial, serial)
+	s.forwarders = append(s.forwarders, forwarder)
 	return nil
 }
 
@@ -238,7 +286,10 @@ func (s *SDK) Open(ctx context.Context) error {
 		return errors.New("feedkit: SDK closed")
 	}
 	if len(s.sessions) == 0 {
-		return errors.New("feedkit: Open: the SDK has no session: call AddSession first")
+		return errors.New("feedkit: Open: the SDK has no session: call AddSession or AddForwardingSession first")
+	}
+	if s.broken != nil {
+		return fmt.Errorf("feedkit: Open: %v, leaving a part of it in the SDK: make a new SDK", s.broken)
 	}
 	if s.api != nil {
 		if err := s.checkAccount(ctx); err != nil {
@@ -259,8 +310,8 @@ func (s *SDK) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the sessions (their dispatchers deliver what they hold, and their
-// connections close), then the concurrent listener's workers, then the recovery manager,
+// Close stops the sessions (their dispatchers deliver what they hold, a forwarding
+// session's Forwarder is closed, and their connections close), then the concurrent listener's workers, then the recovery manager,
 // which saves each producer's latest recovery point to Config.Recovery.Store before it
 // returns, then the global listener. If ctx ends first, what is still queued is
 // abandoned and Close returns ctx.Err().
@@ -295,6 +346,22 @@ func (s *SDK) closeAll(ctx context.Context) error {
 	}
 	errs = append(errs, s.manager.Close(ctx), s.global.Close(ctx))
 	return errors.Join(errs...)
+}
+
+// RecoverProducer takes producer down now, reported to Config.Global with reason, and
+// recovers it again from its recovery point: for an operator who doubts what the SDK
+// holds of a producer ("re-sync it now"; feed.Other), or a host that knows the messages
+// of its last recovery were not processed in time (feed.ProcessingStalled, the reason the
+// SDK gives when Config.MaxUpHold runs out). A producer recovering is recovered again
+// under a new request; one disconnected already is left to the recovery its next alive
+// brings. It returns once the request is handed to the recovery manager, and is safe
+// from any goroutine, listeners included; see recovery.Manager.RecoverProducer, which
+// says what it does in each state and which reasons it takes. It needs an open SDK.
+func (s *SDK) RecoverProducer(producer int, reason feed.StatusReason) error {
+	if err := s.manager.RecoverProducer(producer, reason); err != nil {
+		return fmt.Errorf("feedkit: %w", err)
+	}
+	return nil
 }
 
 // Producer returns the state of one producer, and false when the SDK does not follow it.

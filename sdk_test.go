@@ -42,6 +42,9 @@ func TestNewRefusesABadConfigNamingTheField(t *testing.T) {
 		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Threads: -1} }, "Config.Concurrent"},
 		{func(c *feedkit.Config) { c.Concurrent, c.QueueSize = &concurrent.Config{}, 5 }, "Config.QueueSize is for serial delivery"},
 		{func(c *feedkit.Config) { c.QueueSize = -1 }, "Config.QueueSize"},
+		{func(c *feedkit.Config) { c.MaxBodySize = -1 }, "feedkit: Config.MaxBodySize -1 must not be negative"},
+		{func(c *feedkit.Config) { c.MaxUpHold = 30 }, "feedkit: Config.MaxUpHold 30ns is under the minimum of 1s"},
+		{func(c *feedkit.Config) { c.MaxUpHold = 500 * time.Millisecond }, "feedkit: Config.MaxUpHold 500ms is under the minimum of 1s (0 means DefaultMaxUpHold, a negative value no bound)"},
 		{func(c *feedkit.Config) { c.Recovery.Observer = newCountingObserver() }, "an Observer is set in a part's config: set Config.Observer"},
 		{func(c *feedkit.Config) { c.Concurrent = &concurrent.Config{Observer: newCountingObserver()} }, "set Config.Observer"},
 	}
@@ -71,7 +74,7 @@ func TestAddSessionBeforeOpen(t *testing.T) {
 	sdk, err := feedkit.New(feedkit.Config{Transport: broker, Recovery: recovery.Config{Disabled: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
-	assert.EqualError(t, sdk.Open(t.Context()), "feedkit: Open: the SDK has no session: call AddSession first")
+	assert.EqualError(t, sdk.Open(t.Context()), "feedkit: Open: the SDK has no session: call AddSession or AddForwardingSession first")
 	assert.EqualError(t, sdk.AddSession(feed.LiveMessagesOnly, nil), "feedkit: AddSession(live messages only): the listener is nil")
 	require.NoError(t, sdk.AddSession(feed.LiveMessagesOnly, feedtest.NewRecorder()))
 	require.NoError(t, sdk.Open(t.Context()))

@@ -35,17 +35,20 @@ type Stats struct {
 
 // DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
 // (the session's own tasks on the shared pool; Stats.Pool has the pool's), or the serial
-// dispatcher's.
+// dispatcher's. A forwarding session (SDK.AddForwardingSession) has neither: its
+// events went to its Forwarder, which keeps its own counts; the session's (Stats.Sessions)
+// say what it read, and Stats.Tasks how many of its tickets are finished.
 type DeliveryStats struct {
 	Concurrent *concurrent.Stats     `json:"concurrent,omitempty"` // nil with serial delivery
 	Serial     *feed.DispatcherStats `json:"serial,omitempty"`     // nil with the concurrent listener
+	Forwarding bool                  `json:"forwarding,omitempty"` // the session's events go to a Forwarder
 }
 
 // Stats returns the SDK's counters. It may be called at any time, from any goroutine,
 // listeners included.
 func (s *SDK) Stats() Stats {
 	s.listMu.Lock()
-	sessions, workers, serial := s.sessions, s.workers, s.serial
+	sessions, workers, serial, forwarders := s.sessions, s.workers, s.serial, s.forwarders
 	s.listMu.Unlock()
 	st := Stats{Recovery: s.manager.Stats(), Producers: s.manager.Producers(), Global: s.global.Stats(),
 		Tasks: s.tracker.Snapshot(), Transport: transportStats(s.transport)}
@@ -64,12 +67,15 @@ func (s *SDK) Stats() Stats {
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())
 		var d DeliveryStats
-		if w := workers[i]; w != nil {
-			cs := w.Stats()
+		switch {
+		case workers[i] != nil:
+			cs := workers[i].Stats()
 			d.Concurrent = &cs
-		} else {
+		case serial[i] != nil:
 			ss := serial[i].Stats()
 			d.Serial = &ss
+		default:
+			d.Forwarding = forwarders[i] != nil
 		}
 		st.Delivery = append(st.Delivery, d)
 	}
