@@ -73,8 +73,13 @@ type publisherConfig struct {
 }
 
 // target is where a message goes: an exchange, or a queue by the default exchange
-// (exchange "", key the queue's name).
-type target struct{ exchange, key string }
+// (exchange "", key the queue's name). A message for a target that may reach no queue
+// (the control exchange, while no worker is connected) is not published as mandatory:
+// its loss is no error.
+type target struct {
+	exchange, key string
+	mayReachNone  bool
+}
 
 func (t target) String() string {
 	switch {
@@ -548,7 +553,7 @@ func (p *publisher) write(l *pubLink, batch []*pubEntry) error {
 		}
 		// run is the channel's only publisher: the tag amqp091-go gives is this one.
 		en.tag = l.ch.GetNextPublishSeqNo()
-		if err := l.ch.Publish(en.to.exchange, en.to.key, true, false, en.msg); err != nil {
+		if err := l.ch.Publish(en.to.exchange, en.to.key, !en.to.mayReachNone, false, en.msg); err != nil {
 			return fmt.Errorf("publish seq %d to %s: %w", en.seq, en.to, err)
 		}
 		if en.writes > 0 {
