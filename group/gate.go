@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,8 +29,9 @@ type gate struct {
 	recover func(producer int) error
 
 	mu      sync.Mutex
-	waiting map[int]*barrierWait // by producer: the up its barrier holds
-	n       int                  // barriers sent, for their ids
+	waiting map[int]*barrierWait        // by producer: the up its barrier holds
+	told    map[int]feed.ProducerStatus // by producer: the last status the group was told
+	n       int                         // barriers sent, for their ids
 	stats   gateStats
 }
 
@@ -62,6 +64,7 @@ func (g *gate) OnProducerStatusChange(ctx context.Context, s feed.ProducerStatus
 		g.stats.Cancelled++
 	}
 	if s.Down || !s.Reason.IsUp() {
+		g.told[s.Producer] = s
 		g.mu.Unlock()
 		g.send(ctx, globalEvent{Kind: globalProducerStatus, Status: s})
 		if g.next != nil {
@@ -105,6 +108,7 @@ func (g *gate) ack(ctx context.Context, e Envelope) {
 	w.timer.Stop()
 	delete(g.waiting, e.Producer)
 	g.stats.Released++
+	g.told[e.Producer] = w.status
 	g.mu.Unlock()
 	g.send(ctx, globalEvent{Kind: globalProducerStatus, Status: w.status})
 	if g.next != nil {
@@ -181,6 +185,31 @@ func (g *gate) send(ctx context.Context, ev globalEvent) {
 	g.mu.Lock()
 	g.stats.Globals++
 	g.mu.Unlock()
+}
+
+// tellStatuses sends every producer's last status to the group every interval until
+// ctx ends, so that a worker that connected after a change learns it (each worker
+// passes on only what is news to it).
+func (g *gate) tellStatuses(ctx context.Context, interval time.Duration) {
+	t := g.clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		g.mu.Lock()
+		statuses := make([]feed.ProducerStatus, 0, len(g.told))
+		for _, s := range g.told {
+			statuses = append(statuses, s)
+		}
+		g.mu.Unlock()
+		if len(statuses) > 0 {
+			slices.SortFunc(statuses, func(a, b feed.ProducerStatus) int { return a.Producer - b.Producer })
+			g.send(ctx, globalEvent{Kind: globalStatuses, Statuses: statuses})
+		}
+	}
 }
 
 // snapshot returns the gate's counters.

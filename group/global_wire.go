@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
@@ -21,6 +22,10 @@ const (
 	globalEventRecoveryCompleted globalKind = "event_recovery_completed" // OnEventRecoveryCompleted
 	globalConnectionDown         globalKind = "connection_down"          // OnConnectionDown
 	globalConnectionUp           globalKind = "connection_up"            // OnConnectionUp
+	// globalStatuses is every producer's last status the group was told, sent at an
+	// interval so that a worker that connected after a change learns it: each worker
+	// passes on only the statuses that differ from the last it passed on.
+	globalStatuses globalKind = "producer_statuses"
 )
 
 // globalEvent is one call of a feed.GlobalEventsListener, as the ingress publishes it to
@@ -34,6 +39,7 @@ type globalEvent struct {
 	Completed feed.EventRecoveryCompleted // event_recovery_completed
 	Session   feed.SessionRef             // connection_down, connection_up
 	Err       error                       // connection_down; travels as its text
+	Statuses  []feed.ProducerStatus       // producer_statuses
 }
 
 // The JSON of a global event: a field per kind, named after it, beside "kind".
@@ -45,6 +51,7 @@ type (
 		Completed *completedWire `json:"event_recovery_completed,omitempty"`
 		Session   *sessionWire   `json:"session,omitempty"`
 		Error     string         `json:"error,omitempty"`
+		Statuses  []*statusWire  `json:"producer_statuses,omitempty"`
 	}
 	statusWire struct {
 		Producer  int               `json:"producer"`
@@ -105,15 +112,35 @@ func (w *sessionWire) session() (feed.SessionRef, error) {
 	return feed.SessionRef{Index: w.Index, Interest: mi}, nil
 }
 
+func statusToWire(s feed.ProducerStatus) *statusWire {
+	w := &statusWire{Producer: s.Producer, Down: s.Down, Delayed: s.Delayed, Reason: s.Reason, Timestamp: s.Timestamp}
+	if s.Session != nil {
+		w.Session = sessionToWire(*s.Session)
+	}
+	return w
+}
+
+func (w *statusWire) status() (feed.ProducerStatus, error) {
+	s := feed.ProducerStatus{Producer: w.Producer, Down: w.Down, Delayed: w.Delayed, Reason: w.Reason, Timestamp: w.Timestamp}
+	if w.Session != nil {
+		ref, err := w.Session.session()
+		if err != nil {
+			return s, err
+		}
+		s.Session = &ref
+	}
+	return s, nil
+}
+
 // encodeGlobal returns the JSON body of ev, for a KindGlobal message.
 func encodeGlobal(ev globalEvent) ([]byte, error) {
 	w := globalWire{Kind: ev.Kind}
 	switch ev.Kind {
 	case globalProducerStatus:
-		s := ev.Status
-		w.Status = &statusWire{Producer: s.Producer, Down: s.Down, Delayed: s.Delayed, Reason: s.Reason, Timestamp: s.Timestamp}
-		if s.Session != nil {
-			w.Status.Session = sessionToWire(*s.Session)
+		w.Status = statusToWire(ev.Status)
+	case globalStatuses:
+		for _, s := range ev.Statuses {
+			w.Statuses = append(w.Statuses, statusToWire(s))
 		}
 	case globalRecoveryInitiated:
 		r := ev.Recovery
@@ -150,17 +177,24 @@ func decodeGlobal(body []byte) (globalEvent, error) {
 	}
 	switch w.Kind {
 	case globalProducerStatus:
-		s := w.Status
-		if s == nil {
+		if w.Status == nil {
 			return missing("producer_status")
 		}
-		ev.Status = feed.ProducerStatus{Producer: s.Producer, Down: s.Down, Delayed: s.Delayed, Reason: s.Reason, Timestamp: s.Timestamp}
-		if s.Session != nil {
-			ref, err := s.Session.session()
+		st, err := w.Status.status()
+		if err != nil {
+			return globalEvent{}, fmt.Errorf("%w: %s: %w", ErrBadGlobal, w.Kind, err)
+		}
+		ev.Status = st
+	case globalStatuses:
+		for _, sw := range w.Statuses {
+			if sw == nil {
+				return missing("a status")
+			}
+			st, err := sw.status()
 			if err != nil {
 				return globalEvent{}, fmt.Errorf("%w: %s: %w", ErrBadGlobal, w.Kind, err)
 			}
-			ev.Status.Session = &ref
+			ev.Statuses = append(ev.Statuses, st)
 		}
 	case globalRecoveryInitiated:
 		r := w.Recovery
@@ -190,15 +224,27 @@ func decodeGlobal(body []byte) (globalEvent, error) {
 }
 
 // deliverGlobal decodes body and calls the method of l it is for; it returns the decode
-// error, and calls nothing then.
-func deliverGlobal(ctx context.Context, l feed.GlobalEventsListener, body []byte) error {
+// error, and calls nothing then. A producer's status is passed on only when news says
+// it differs from the last one passed on (nil news passes every one).
+func deliverGlobal(ctx context.Context, l feed.GlobalEventsListener, body []byte, news func(feed.ProducerStatus) bool) error {
 	ev, err := decodeGlobal(body)
 	if err != nil {
 		return err
 	}
+	if l == nil {
+		return nil
+	}
 	switch ev.Kind {
 	case globalProducerStatus:
-		l.OnProducerStatusChange(ctx, ev.Status)
+		if news == nil || news(ev.Status) {
+			l.OnProducerStatusChange(ctx, ev.Status)
+		}
+	case globalStatuses:
+		for _, s := range ev.Statuses {
+			if news == nil || news(s) {
+				l.OnProducerStatusChange(ctx, s)
+			}
+		}
 	case globalRecoveryInitiated:
 		l.OnRecoveryInitiated(ctx, ev.Recovery)
 	case globalEventRecoveryCompleted:
@@ -209,4 +255,25 @@ func deliverGlobal(ctx context.Context, l feed.GlobalEventsListener, body []byte
 		l.OnConnectionUp(ctx, ev.Session)
 	}
 	return nil
+}
+
+// statusMemory is a worker's last status passed on of each producer.
+type statusMemory struct {
+	mu   sync.Mutex
+	last map[int]feed.ProducerStatus
+}
+
+// news records s and reports whether it differs from the producer's last status.
+func (m *statusMemory) news(s feed.ProducerStatus) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil {
+		m.last = map[int]feed.ProducerStatus{}
+	}
+	old, ok := m.last[s.Producer]
+	if ok && old.Down == s.Down && old.Delayed == s.Delayed && old.Reason == s.Reason && old.Timestamp.Equal(s.Timestamp) {
+		return false
+	}
+	m.last[s.Producer] = s
+	return true
 }

@@ -37,7 +37,7 @@ func TestGlobalEventsRoundTrip(t *testing.T) {
 	for _, ev := range events {
 		body, err := encodeGlobal(ev)
 		require.NoError(t, err)
-		require.NoError(t, deliverGlobal(context.Background(), rec, body), "%s", body)
+		require.NoError(t, deliverGlobal(context.Background(), rec, body, nil), "%s", body)
 	}
 	calls := rec.Calls()
 	require.Len(t, calls, len(events))
@@ -74,10 +74,42 @@ func TestGlobalEventsThatDoNotDecode(t *testing.T) {
 		`{"kind":"event_recovery_completed"}`, `{"kind":"connection_up"}`,
 		`{"kind":"connection_down","session":{"index":0,"interest":"weird"}}`,
 	} {
-		err := deliverGlobal(context.Background(), rec, []byte(body))
+		err := deliverGlobal(context.Background(), rec, []byte(body), nil)
 		assert.ErrorIs(t, err, ErrBadGlobal, "%q", body)
 	}
 	assert.Empty(t, rec.Calls())
 	_, err := encodeGlobal(globalEvent{Kind: "nope"})
 	assert.Error(t, err)
+}
+
+// The statuses sent at an interval reach the application only where they are news: a
+// worker that heard every change passes none on, one that connected late passes on the
+// statuses it missed, once.
+func TestStatusesArePassedOnOnlyWhenNews(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	up1 := feed.ProducerStatus{Producer: 1, Reason: feed.FirstRecoveryCompleted, Timestamp: at}
+	down3 := feed.ProducerStatus{Producer: 3, Down: true, Reason: feed.AliveIntervalViolation, Timestamp: at.Add(time.Second)}
+	change, err := encodeGlobal(globalEvent{Kind: globalProducerStatus, Status: up1})
+	require.NoError(t, err)
+	snapshot, err := encodeGlobal(globalEvent{Kind: globalStatuses, Statuses: []feed.ProducerStatus{up1, down3}})
+	require.NoError(t, err)
+
+	var early statusMemory // connected before the up
+	rec := feedtest.NewGlobalRecorder()
+	for _, body := range [][]byte{change, snapshot, snapshot} {
+		require.NoError(t, deliverGlobal(context.Background(), rec, body, early.news))
+	}
+	var got []string
+	for _, c := range rec.Calls() {
+		got = append(got, c.String())
+	}
+	assert.Equal(t, []string{"producer 1 up (FirstRecoveryCompleted)", "producer 3 down (AliveIntervalViolation)"}, got,
+		"the up once, the down it had not heard once")
+
+	var late statusMemory // connected after both
+	rec = feedtest.NewGlobalRecorder()
+	for _, body := range [][]byte{snapshot, snapshot} {
+		require.NoError(t, deliverGlobal(context.Background(), rec, body, late.news))
+	}
+	assert.Len(t, rec.Calls(), 2, "each status once")
 }

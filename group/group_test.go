@@ -240,7 +240,7 @@ func TestGroupDeliversEverythingAcrossFailOvers(t *testing.T) {
 				Recovery: recovery.Config{HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
 					CheckInterval: checkInterval, Store: store}},
 			URL: url, Topology: top, Toggle: toggle{owner, name}, ToggleInterval: 50 * time.Millisecond,
-			BarrierTimeout: time.Minute, OnError: onError,
+			BarrierTimeout: time.Minute, StatusInterval: 200 * time.Millisecond, OnError: onError,
 			OnStateChange: func(active bool, epoch int64) {
 				if !active {
 					passive[name] <- epoch
@@ -286,6 +286,18 @@ func TestGroupDeliversEverythingAcrossFailOvers(t *testing.T) {
 
 	watcher := workers["w23"].app // it runs throughout
 	require.Equal(t, feed.FirstRecoveryCompleted, watcher.waitFor(t, true).Reason)
+
+	// A worker that connects after the up learns it from the statuses told again.
+	late := newApp("late", sim, done)
+	lw, err := group.NewWorker(group.WorkerConfig{URL: url, Topology: top, Shards: []int{0},
+		Listener: done.listener("late"), Global: late, OnError: onError, ConnectionName: "worker-late"})
+	require.NoError(t, err)
+	lateCtx, stopLate := context.WithCancel(ctx)
+	lateRan := make(chan error, 1)
+	go func() { lateRan <- lw.Run(lateCtx) }()
+	assert.Equal(t, feed.FirstRecoveryCompleted, late.waitFor(t, true).Reason)
+	stopLate()
+	require.NoError(t, <-lateRan)
 
 	// An active worker stops; its standby takes its shards over.
 	workers["w01"].stop()

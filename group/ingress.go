@@ -25,6 +25,9 @@ const (
 	// DefaultBarrierTimeout is how long a producer's up waits for every shard to
 	// acknowledge its barrier before the producer is recovered again.
 	DefaultBarrierTimeout = 2 * time.Minute
+	// DefaultStatusInterval is how often the active ingress tells the workers every
+	// producer's status again, for a worker that connected after the last change.
+	DefaultStatusInterval = 5 * time.Second
 )
 
 // IngressConfig configures an Ingress.
@@ -55,6 +58,11 @@ type IngressConfig struct {
 	// acknowledgements; past it the producer is taken down (feed.ProcessingStalled) and
 	// recovered again. 0 means DefaultBarrierTimeout.
 	BarrierTimeout time.Duration
+	// StatusInterval is how often every producer's status is told again, so that a
+	// worker that connected after a change learns it within about this long; each
+	// worker passes on to its Global listener only what is news to it. 0 means
+	// DefaultStatusInterval.
+	StatusInterval time.Duration
 	// Clock is the SDK's clock too; nil is the wall clock.
 	Clock clock.Clock
 	// OnError hears every failure the ingress goes on after; Logger logs its life.
@@ -114,6 +122,11 @@ func NewIngress(cfg IngressConfig) (*Ingress, error) {
 		return nil, fmt.Errorf("group: IngressConfig.ToggleInterval %v must not be negative", cfg.ToggleInterval)
 	case cfg.BarrierTimeout < 0:
 		return nil, fmt.Errorf("group: IngressConfig.BarrierTimeout %v must not be negative", cfg.BarrierTimeout)
+	case cfg.StatusInterval < 0:
+		return nil, fmt.Errorf("group: IngressConfig.StatusInterval %v must not be negative", cfg.StatusInterval)
+	}
+	if cfg.StatusInterval == 0 {
+		cfg.StatusInterval = DefaultStatusInterval
 	}
 	if cfg.ToggleInterval == 0 {
 		cfg.ToggleInterval = DefaultToggleInterval
@@ -208,7 +221,7 @@ func (in *Ingress) serve(ctx context.Context, epoch int64) error {
 	}
 	num := &numbering{epoch: epoch}
 	g := &gate{pub: pub, top: cfg.Topology, num: num, next: cfg.SDK.Global, bound: cfg.BarrierTimeout,
-		clock: cfg.Clock, report: cfg.OnError, waiting: map[int]*barrierWait{}}
+		clock: cfg.Clock, report: cfg.OnError, waiting: map[int]*barrierWait{}, told: map[int]feed.ProducerStatus{}}
 	sdkCfg := cfg.SDK
 	sdkCfg.Global = g
 	if sdkCfg.Clock == nil {
@@ -234,6 +247,7 @@ func (in *Ingress) serve(ctx context.Context, epoch int64) error {
 		clock: cfg.Clock, report: cfg.OnError, handle: g.ack}
 	var consuming sync.WaitGroup
 	consuming.Go(func() { acks.run(runCtx) })
+	consuming.Go(func() { g.tellStatuses(runCtx, cfg.StatusInterval) })
 
 	in.mu.Lock()
 	in.active = &activation{epoch: epoch, sdk: sdk, pub: pub, gate: g}

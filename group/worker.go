@@ -140,6 +140,8 @@ type Worker struct {
 	lastErr   string
 	lastErrAt time.Time
 
+	statuses statusMemory // the last status of each producer passed to Global
+
 	// linkUp, set by tests, is called once a link consumes every queue.
 	linkUp func()
 }
@@ -151,7 +153,10 @@ type shardState struct {
 
 	active atomic.Bool
 	delivered, redelivered, events, system, barriers, barriersAcked,
-	processed, abandoned, acked, invalid atomic.Uint64
+	processed, abandoned, acked, invalid, fenced atomic.Uint64
+	// epoch is the latest ingress epoch seen in the queue: a message of an earlier one
+	// comes from an ingress that lost its lease and did not know it yet.
+	epoch atomic.Int64
 }
 
 // NewWorker checks cfg, naming the first field that is wrong, and returns a worker that
@@ -429,6 +434,17 @@ func (w *Worker) take(ctx context.Context, s *shardLink, d *amqp.Delivery, disp 
 		w.report(fmt.Errorf("group: %s: delivery dropped: %w", st.queue, err))
 		return
 	}
+	if latest := st.epoch.Load(); env.Epoch < latest {
+		// An earlier ingress's message behind the later one's: dropped, as it may be out
+		// of order with what the later one republished. Nothing is lost: the later
+		// ingress recovered from a point it loaded after the earlier had confirmed
+		// everything before this queue's first message of the later epoch.
+		st.fenced.Add(1)
+		a.addDone(tag)
+		return
+	} else if env.Epoch > latest {
+		st.epoch.Store(env.Epoch) // this goroutine is the shard's only reader
+	}
 	switch env.Kind {
 	case KindSystem:
 		st.system.Add(1)
@@ -532,7 +548,7 @@ func (w *Worker) deliverGlobal(ctx context.Context, body []byte) (err error) {
 			err = fmt.Errorf("the global listener panicked: %v", p)
 		}
 	}()
-	return deliverGlobal(ctx, w.cfg.Global, body)
+	return deliverGlobal(ctx, w.cfg.Global, body, w.statuses.news)
 }
 
 // report counts err, keeps it for Stats, logs it and passes it to OnError.
@@ -581,6 +597,10 @@ type ShardStats struct {
 	Abandoned     uint64 `json:"abandoned"`      // events dropped unprocessed when a stop ran out of time: left to the broker
 	Acked         uint64 `json:"acked"`          // deliveries acknowledged to the broker
 	Invalid       uint64 `json:"invalid"`        // deliveries that were not the group's messages, dropped
+	// Fenced counts the messages of an earlier ingress epoch found after a later one's,
+	// dropped; Epoch is the latest epoch seen.
+	Fenced uint64 `json:"fenced"`
+	Epoch  int64  `json:"epoch"`
 }
 
 // Stats returns the worker's gauges and counters.
@@ -605,6 +625,7 @@ func (w *Worker) Stats() WorkerStats {
 			Barriers: s.barriers.Load(), BarriersAcked: s.barriersAcked.Load(),
 			Processed: s.processed.Load(), Abandoned: s.abandoned.Load(),
 			Acked: s.acked.Load(), Invalid: s.invalid.Load(),
+			Fenced: s.fenced.Load(), Epoch: s.epoch.Load(),
 		}
 	}
 	if d := w.disp.Load(); d != nil {
