@@ -165,7 +165,8 @@ func (in *Ingress) Run(ctx context.Context) error {
 				}
 				in.cfg.OnError(err)
 			}
-			continue
+			// A failed activation (the feed's API or the broker unreachable) is tried
+			// again no sooner than a standby would ask.
 		}
 		if !in.sleep(ctx, in.cfg.ToggleInterval) {
 			break
