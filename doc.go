@@ -37,6 +37,12 @@
 //     a Ledger), and producer records that survive a restart; recovery/pgstore keeps the
 //     ledger and the records in PostgreSQL.
 //
+//   - [github.com/feedkit/feedkit/group]: the feed shared by a group of processes on
+//     your RabbitMQ: an ingress (a standby takes over through a lease) republishes every
+//     message to shard queues hashed by event, and workers deliver them to the same
+//     listeners, each match in order; a producer's up reaches your application once
+//     every shard has processed its recovery.
+//
 //   - [github.com/feedkit/feedkit/heartbeat]: a generic monitor of last-seen times for
 //     millions of keys (producers, sensors), with no timer per key.
 //
