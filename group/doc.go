@@ -1,7 +1,32 @@
-// Package group shares the feed among a group of processes on RabbitMQ: one ingress
-// reads the feed, keeps the producers' states and requests the recoveries, and
-// republishes every message into shard queues of the operator's own broker, hashed by
-// event; workers consume the shards and deliver to the same listeners as the
-// single-process SDK, each match's messages in order. A producer's up reaches the
-// application once every shard has processed the recovery behind it.
+// Package group shares the feed among a group of processes on RabbitMQ: for listeners
+// that need more than one process (5,000 messages a second at 1 ms each is five
+// cores), and so that no one process is the one point of failure.
+//
+// One process, the ingress (NewIngress), reads the feed as the single-process SDK
+// does: it follows the producers, requests the recoveries and saves the recovery
+// point. It republishes every message as it came into the operator's own RabbitMQ,
+// over K shard queues (Topology): each match's events always to the same shard, the
+// alives and snapshot_completes to every shard. Workers (NewWorker) consume the shards
+// and deliver to the same listeners as the SDK, each match's messages in order,
+// matches in parallel: a host moves from one process to a group by configuration, not
+// by rewriting its listeners.
+//
+// A producer's up reaches the workers' global listeners once every shard has processed
+// the recovery behind it; a down reaches them at once. An up still waiting after
+// IngressConfig.BarrierTimeout takes the producer down (feed.ProcessingStalled) and it
+// is recovered again.
+//
+// For fail-over, run two ingresses with the same Recovery.Store in PostgreSQL
+// (recovery/pgstore) and a lease as their Toggle (carousel/pgstore.Lease, Failover
+// set): a standby takes over when the active one stops or dies, and resumes from the
+// saved recovery point. Run two workers per shard: the broker switches a shard to the
+// standby when the active worker's connection ends. Across either, a listener may get
+// a message twice (a worker's unacknowledged messages, a replay from the saved point):
+// listeners must be idempotent, as for any recovery.
+//
+// The broker needs its consistent-hash exchange plugin:
+//
+//	rabbitmq-plugins enable rabbitmq_consistent_hash_exchange
+//
+// examples/group runs the feed, ingresses and workers as separate processes.
 package group
