@@ -28,6 +28,11 @@ type gate struct {
 	// recovers it again: SDK.RecoverProducer.
 	recover func(producer int) error
 
+	// statusMu keeps the statuses the group is told in the order they were decided:
+	// each is decided and sent under it, so a status sent again (tellStatuses) or an up
+	// released (ack) cannot overtake a later one on its way to the publisher.
+	statusMu sync.Mutex
+
 	mu      sync.Mutex
 	waiting map[int]*barrierWait        // by producer: the up its barrier holds
 	told    map[int]feed.ProducerStatus // by producer: the last status the group was told
@@ -57,6 +62,8 @@ type gateStats struct {
 // OnProducerStatusChange holds an up for its barrier and sends anything else at once.
 // A new status of a producer makes the barrier it may be waiting on moot.
 func (g *gate) OnProducerStatusChange(ctx context.Context, s feed.ProducerStatus) {
+	g.statusMu.Lock()
+	defer g.statusMu.Unlock()
 	g.mu.Lock()
 	if w := g.waiting[s.Producer]; w != nil {
 		w.timer.Stop()
@@ -92,6 +99,8 @@ func (g *gate) OnProducerStatusChange(ctx context.Context, s feed.ProducerStatus
 // ack counts a shard's acknowledgement of a barrier, and sends the up it held once
 // every shard has acknowledged it.
 func (g *gate) ack(ctx context.Context, e Envelope) {
+	g.statusMu.Lock()
+	defer g.statusMu.Unlock()
 	g.mu.Lock()
 	w := g.waiting[e.Producer]
 	if e.Epoch != g.num.epoch || w == nil || w.id != e.Barrier || e.Shard < 0 || e.Shard >= g.top.Shards {
@@ -199,6 +208,7 @@ func (g *gate) tellStatuses(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C():
 		}
+		g.statusMu.Lock()
 		g.mu.Lock()
 		statuses := make([]feed.ProducerStatus, 0, len(g.told))
 		for _, s := range g.told {
@@ -209,6 +219,7 @@ func (g *gate) tellStatuses(ctx context.Context, interval time.Duration) {
 			slices.SortFunc(statuses, func(a, b feed.ProducerStatus) int { return a.Producer - b.Producer })
 			g.send(ctx, globalEvent{Kind: globalStatuses, Statuses: statuses})
 		}
+		g.statusMu.Unlock()
 	}
 }
 

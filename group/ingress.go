@@ -154,7 +154,7 @@ func NewIngress(cfg IngressConfig) (*Ingress, error) {
 func (in *Ingress) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		active, gen, err := in.ask(ctx)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			in.cfg.OnError(fmt.Errorf("group: asking the Toggle: %w", err))
 		}
 		if active {
