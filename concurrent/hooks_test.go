@@ -51,11 +51,15 @@ func (h *hookLog) sorted(s []string) []string {
 // an unparsable message is told to neither. Hooks set after the dispatcher was made count
 // from then on.
 func TestCallHooksHearEveryCallBeforeItsTaskCompletes(t *testing.T) {
+	// A dispatcher's Close waits for every task it was given, so the test closes it
+	// before counting what the listener and the hooks were told.
+	type dispatchFunc func(context.Context, feed.Message, bool) error
+	type closer interface{ Close(context.Context) error }
 	type dispatcher struct {
 		name string
-		make func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error
+		make func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) (dispatchFunc, closer)
 	}
-	raw := func(d feed.Dispatcher) func(context.Context, feed.Message, bool) error {
+	raw := func(d feed.Dispatcher) dispatchFunc {
 		return func(ctx context.Context, m feed.Message, broken bool) error {
 			ev := rawEvent(t, m)
 			if broken {
@@ -65,25 +69,24 @@ func TestCallHooksHearEveryCallBeforeItsTaskCompletes(t *testing.T) {
 		}
 	}
 	for _, d := range []dispatcher{
-		{"serial", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error {
-			return raw(newSerial(t, l, tr, concurrent.SerialConfig{}))
+		{"serial", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) (dispatchFunc, closer) {
+			s := newSerial(t, l, tr, concurrent.SerialConfig{})
+			return raw(s), s
 		}},
-		{"concurrent", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error {
+		{"concurrent", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) (dispatchFunc, closer) {
 			c, err := concurrent.NewDispatcher(l, tr, concurrent.Config{Threads: 4})
 			require.NoError(t, err)
-			t.Cleanup(func() { _ = c.Close(context.Background()) })
-			return raw(c)
+			return raw(c), c
 		}},
-		{"concurrent, decoded messages", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) func(context.Context, feed.Message, bool) error {
+		{"concurrent, decoded messages", func(t *testing.T, l feed.OddsFeedListener, tr *concurrent.TaskLifecycleTracker) (dispatchFunc, closer) {
 			c, err := concurrent.NewDispatcher(l, tr, concurrent.Config{Threads: 4})
 			require.NoError(t, err)
-			t.Cleanup(func() { _ = c.Close(context.Background()) })
 			return func(ctx context.Context, m feed.Message, broken bool) error {
 				if broken {
 					return c.OnUnparsableMessage(ctx, &feed.UnparsableMessage{Event: m.MessageHeader().Event, Body: []byte("<bet_stop")})
 				}
 				return feed.Call(ctx, c, m)
-			}
+			}, c
 		}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
@@ -98,7 +101,7 @@ func TestCallHooksHearEveryCallBeforeItsTaskCompletes(t *testing.T) {
 				}
 				return nil
 			}
-			dispatch := d.make(t, rec, tracker)
+			dispatch, dispatcher := d.make(t, rec, tracker)
 			log := &hookLog{tracker: tracker}
 			tracker.OnCallReturned(func(h *feed.Header) { log.note(&log.returned, h, fmt.Sprint(h.RequestID-1)) })
 			tracker.OnCallFailed(func(h *feed.Header, typ feed.MessageType) {
@@ -118,14 +121,12 @@ func TestCallHooksHearEveryCallBeforeItsTaskCompletes(t *testing.T) {
 				}
 			}
 			require.NoError(t, dispatch(ctx, message(feed.MessageBetStop, match(0), 1, 1000, n), true))
-			until(t, "every task done", func() bool {
-				for i := range n + 1 {
-					if tracker.Pending(concurrent.RecoveryContext{Producer: 1, RequestID: int64(i + 1)}) != 0 {
-						return false
-					}
-				}
-				return tracker.Pending(concurrent.RecoveryContext{Producer: 1, RequestID: 1000}) == 0
-			})
+			// The unparsable message of the decoded path has no recovery context to wait
+			// on: closing the dispatcher waits for it and for every other task.
+			require.NoError(t, dispatcher.Close(ctx))
+			for i := range n {
+				assert.Zero(t, tracker.Pending(concurrent.RecoveryContext{Producer: 1, RequestID: int64(i + 1)}), "message %d's task", i)
+			}
 			sort.Strings(wantReturned)
 			sort.Strings(wantFailed)
 			assert.Equal(t, wantReturned, log.sorted(log.returned), "OnCallReturned: the calls that returned")
