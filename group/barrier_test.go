@@ -102,7 +102,7 @@ func TestGroupRecoversAProducerWhoseBarrierIsNotAcknowledged(t *testing.T) {
 
 	stopSim()
 	require.NoError(t, <-simRan)
-	st := in.Stats().Gate
+	st := in.Stats().Barriers
 	assert.Equal(t, uint64(1), st.TimedOut)
 	assert.Equal(t, uint64(1), st.Released, "one up reached the group")
 	log := a.history()

@@ -147,7 +147,6 @@ func deleteTopology(b *testing.B, url string, top Topology) {
 	}
 	for _, err := range []error{
 		func() error { _, err := ch.QueueDelete(top.AcksQueue(), false, false, false); return err }(),
-		ch.ExchangeDelete(top.EventsExchange(), false, false),
 		ch.ExchangeDelete(top.ControlExchange(), false, false),
 	} {
 		if err != nil {
@@ -324,7 +323,7 @@ func loadShards(b *testing.B, url string, top Topology, msgs []benchMessage, n i
 		m := msgs[i%len(msgs)]
 		e := Envelope{Kind: KindEvent, RoutingKey: m.key, Body: m.body, ReceivedAt: received, Event: m.event,
 			Epoch: 1, Seq: int64(i + 1)}
-		if err := pub.publish(ctx, target{exchange: top.EventsExchange()}, e, nil); err != nil {
+		if err := pub.publish(ctx, target{key: top.ShardQueue(top.ShardOf(e.Event))}, e, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -554,9 +553,11 @@ func measureIngress(b *testing.B, url string, cfg rabbitmq.Config, publish func(
 	}
 	b.StopTimer()
 	r := w.end(b.N - int(before))
-	if st := gpub.stats(); st.Confirmed != uint64(b.N) || st.Republished != 0 {
+	st := gpub.stats()
+	if st.Confirmed != uint64(b.N) || st.Republished != 0 {
 		b.Fatalf("ingress publisher: %+v, %d events", st, b.N)
 	}
+	b.ReportMetric(float64(st.Published)/float64(st.Published-st.Batched+st.Batches), "events/amqp-msg")
 	return r
 }
 
@@ -609,7 +610,7 @@ func measureRelay(b *testing.B, url string, cfg rabbitmq.Config, publish func(in
 		}
 		e := Envelope{Kind: KindEvent, RoutingKey: d.RoutingKey, Body: d.Body, ReceivedAt: time.Now(),
 			Event: key.Event.String(), Epoch: 1, Seq: int64(taken)}
-		if err := out.Publish(top.EventsExchange(), "", true, false, e.publishing()); err != nil {
+		if err := out.Publish("", top.ShardQueue(top.ShardOf(e.Event)), true, false, e.publishing()); err != nil {
 			b.Fatal(err)
 		}
 		lastTag = d.DeliveryTag

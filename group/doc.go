@@ -24,9 +24,9 @@
 // a message twice (a worker's unacknowledged messages, a replay from the saved point):
 // listeners must be idempotent, as for any recovery.
 //
-// The broker needs its consistent-hash exchange plugin:
-//
-//	rabbitmq-plugins enable rabbitmq_consistent_hash_exchange
+// The ingress picks each event's shard itself (Topology.ShardOf) and, when the feed is
+// busy, packs a shard's events into one AMQP message: the broker's cost is per message,
+// so batches let one broker take a busy feed. No broker plugin is needed.
 //
 // examples/group runs the feed, ingresses and workers as separate processes.
 package group

@@ -20,16 +20,17 @@ import (
 	rpgstore "github.com/feedkit/feedkit/recovery/pgstore"
 )
 
-// The names of a group's exchanges and queues in the operator's RabbitMQ.
+// The names of a group's exchanges and queues in the operator's RabbitMQ, and the shard
+// a match's messages go to.
 func ExampleTopology() {
 	top := group.Topology{Prefix: "odds", Shards: 4}
-	fmt.Println("events:", top.EventsExchange())
 	fmt.Println("shards:", top.ShardQueue(0), "to", top.ShardQueue(top.Shards-1))
 	fmt.Println("global events:", top.ControlExchange())
+	fmt.Println("sr:match:1234 is in", top.ShardQueue(top.ShardOf("sr:match:1234")))
 	// Output:
-	// events: odds.events
 	// shards: odds.shard.0 to odds.shard.3
 	// global events: odds.control
+	// sr:match:1234 is in odds.shard.2
 }
 
 // An ingress of two: the one holding the lease reads the feed, the other takes over

@@ -19,8 +19,8 @@ type numbering struct {
 
 func (n *numbering) next() (epoch, seq int64) { return n.epoch, n.seq.Add(1) }
 
-// forwarder is the ingress's session: each event is republished to the events
-// exchange, and its task on the SDK's tracker completed when the broker has confirmed
+// forwarder is the ingress's session: each event is republished to its shard queue,
+// and its task on the SDK's tracker completed when the broker has confirmed
 // it, so that the SDK's deferred up and its recovery point follow what is safely in
 // the shard queues; each system message is republished to every shard queue, in order
 // with the events.
@@ -41,7 +41,7 @@ func (f *forwarder) Dispatch(ctx context.Context, ev feed.Event) error {
 	e := Envelope{Kind: KindEvent, RoutingKey: ev.RawKey, Body: ev.Body, ReceivedAt: ev.ReceivedAt, Event: shardKey(ev)}
 	e.Epoch, e.Seq = f.num.next()
 	f.inFlight.Add(1)
-	err := f.pub.publish(ctx, target{exchange: f.top.EventsExchange()}, e, func() {
+	err := f.pub.publish(ctx, target{key: f.top.ShardQueue(f.top.ShardOf(e.Event))}, e, func() {
 		k.Complete()
 		f.inFlight.Done()
 	})
@@ -53,8 +53,8 @@ func (f *forwarder) Dispatch(ctx context.Context, ev feed.Event) error {
 	return nil
 }
 
-// shardKey is what the events exchange hashes ev by: its event, or, for a message whose
-// routing key names none (one that does not parse), the routing key itself.
+// shardKey is what picks ev's shard: its event, or, for a message whose routing key
+// names none (one that does not parse), the routing key itself.
 func shardKey(ev feed.Event) string {
 	if ev.Err == nil && !ev.Key.Event.IsZero() {
 		return ev.Key.Event.String()

@@ -37,7 +37,7 @@ type gate struct {
 	waiting map[int]*barrierWait        // by producer: the up its barrier holds
 	told    map[int]feed.ProducerStatus // by producer: the last status the group was told
 	n       int                         // barriers sent, for their ids
-	stats   gateStats
+	stats   BarrierStats
 }
 
 // barrierWait is an up held until every shard acknowledged its barrier.
@@ -48,8 +48,9 @@ type barrierWait struct {
 	timer  clock.Timer
 }
 
-// gateStats count what the gate did.
-type gateStats struct {
+// BarrierStats counts what an ingress did with the producers' ups (held for a barrier
+// through every shard) and the global events it sent to the group.
+type BarrierStats struct {
 	Barriers  uint64 `json:"barriers"`  // ups held for a barrier
 	Released  uint64 `json:"released"`  // ups sent to the group after every shard acknowledged
 	TimedOut  uint64 `json:"timedOut"`  // barriers not acknowledged in time: the producer was recovered again
@@ -224,7 +225,7 @@ func (g *gate) tellStatuses(ctx context.Context, interval time.Duration) {
 }
 
 // snapshot returns the gate's counters.
-func (g *gate) snapshot() gateStats {
+func (g *gate) snapshot() BarrierStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.stats

@@ -93,9 +93,24 @@ type IngressStats struct {
 	Epoch       int64  `json:"epoch"` // the current or last activation's generation
 	// Published and Confirmed count the messages of the current activation: events,
 	// system messages, barriers and global events.
-	Published uint64    `json:"published"`
-	Confirmed uint64    `json:"confirmed"`
-	Gate      gateStats `json:"gate"`
+	Published uint64 `json:"published"`
+	Confirmed uint64 `json:"confirmed"`
+	// Unconfirmed is how many of them await the broker's confirmation now.
+	Unconfirmed int `json:"unconfirmed"`
+	// Batches counts the AMQP messages that carried several events, and Batched those
+	// events: a busy feed's events go in batches (see Topology.ShardOf).
+	Batches uint64 `json:"batches"`
+	Batched uint64 `json:"batched"`
+	// Republished counts messages written again after a lost link or a nack: each may
+	// be in its queue twice. Returned counts those no queue took.
+	Republished uint64 `json:"republished"`
+	Returned    uint64 `json:"returned"`
+	// Connected says whether the publisher has a link to the group's broker now;
+	// Reconnects counts the links it made after its first.
+	Connected  bool   `json:"connected"`
+	Reconnects uint64 `json:"reconnects"`
+	// Barriers counts the ups held for the group, and the global events sent.
+	Barriers BarrierStats `json:"barriers"`
 }
 
 // activation is what an ingress runs while active.
@@ -318,8 +333,11 @@ func (in *Ingress) Stats() IngressStats {
 func (in *Ingress) keepStatsLocked() {
 	if a := in.active; a != nil {
 		ps := a.pub.stats()
-		in.stats.Published, in.stats.Confirmed = ps.Published, ps.Confirmed
-		in.stats.Gate = a.gate.snapshot()
+		in.stats.Published, in.stats.Confirmed, in.stats.Unconfirmed = ps.Published, ps.Confirmed, ps.Unconfirmed
+		in.stats.Batches, in.stats.Batched = ps.Batches, ps.Batched
+		in.stats.Republished, in.stats.Returned = ps.Republished, ps.Returned
+		in.stats.Connected, in.stats.Reconnects = ps.Connected, ps.Reconnects
+		in.stats.Barriers = a.gate.snapshot()
 	}
 }
 

@@ -23,6 +23,7 @@ const (
 	publisherDefaultReconnectDelay    = 500 * time.Millisecond
 	publisherDefaultMaxReconnectDelay = 30 * time.Second
 	publisherDefaultConnectionName    = "feedkit-group-ingress"
+	publisherDefaultInFlight          = 4
 	// publisherMaxWindow bounds Window: the confirmations' buffer is that large.
 	publisherMaxWindow = 1 << 16
 )
@@ -53,6 +54,10 @@ type publisherConfig struct {
 	// Window is how many messages may await the broker's confirmation; publish blocks
 	// at the bound. 0 means 1024.
 	Window int
+	// InFlight is how many AMQP messages may await the broker's confirmation before
+	// the publisher holds what comes next; what is held meanwhile goes out together,
+	// each shard's events packed in batches. 0 means 4.
+	InFlight int
 	// DialTimeout bounds one connection attempt (TCP, TLS and AMQP handshakes); 0
 	// means 15s.
 	DialTimeout time.Duration
@@ -95,6 +100,9 @@ func (t target) String() string {
 type publisherStats struct {
 	// Published counts the messages publish accepted, each once.
 	Published uint64
+	// Batches counts the AMQP messages of several events written, and Batched the
+	// events they carried.
+	Batches, Batched uint64
 	// Confirmed counts those the broker confirmed: their done has been called.
 	Confirmed uint64
 	// Republished counts writes of a message written before on a link that was lost
@@ -132,11 +140,18 @@ const (
 // lost, and tells each message's confirmation (its done) exactly once, in the order of
 // the publish calls.
 //
-// Order. Every message goes out on one channel in confirm mode, in the order of the
-// publish calls (concurrent calls in the order they are accepted), and RabbitMQ keeps a channel's order per queue even across exchanges:
-// the events hashed by the consistent-hash exchange and the broadcasts sent to each
-// shard queue by the default exchange reach a queue in the order they were published.
-// The confirmations of a channel come in its order too, so done follows publish order.
+// Order. Every message goes out on one channel in confirm mode, and RabbitMQ keeps a
+// channel's order per queue even across exchanges. The messages of one queue reach it in
+// the order of the publish calls (concurrent calls in the order they are accepted);
+// those of different queues may be written in another order. done follows publish
+// order regardless: a message confirmed before an earlier one waits for it.
+//
+// Batches. While InFlight AMQP messages await confirmation, new messages are held;
+// when a confirmation comes, everything held goes out, the events (KindEvent) of each
+// queue packed into batches (KindBatch) that keep their order, and every other message
+// alone, after the events published before it to its queue. A quiet feed's messages
+// go out at once, one by one; a busy one's in batches, which cost the broker about as
+// much as a single message.
 //
 // Losses. When the connection or the channel is lost, the publisher reconnects with
 // capped exponential backoff and jitter, declares the topology again, and publishes
@@ -172,6 +187,8 @@ type publisher struct {
 	stopRun context.CancelFunc // cancels runCtx
 	stopped chan struct{}      // closed when run returns
 
+	inflight []*pubMessage // the AMQP messages written on the current link and not confirmed: run's alone
+
 	mu      sync.Mutex
 	pending []*pubEntry   // the unconfirmed messages, in publish order
 	written int           // how many of pending's first are written on the current link
@@ -179,19 +196,25 @@ type publisher struct {
 	state   int
 	closed  bool
 
-	published, confirmed, republished, returned, nacked, losses, reconnects atomic.Uint64
-	connected                                                               atomic.Bool
-	abandoned                                                               atomic.Bool // close gave up on unconfirmed messages
+	published, confirmed, republished, returned, nacked, losses, reconnects, batches, batched atomic.Uint64
+	connected                                                                                 atomic.Bool
+	abandoned                                                                                 atomic.Bool // close gave up on unconfirmed messages
 }
 
 // pubEntry is one message published and not yet confirmed.
 type pubEntry struct {
-	to         target
-	msg        amqp.Publishing
-	done       func()
-	epoch, seq int64  // the Envelope's, for errors
-	tag        uint64 // its delivery tag on the link it was last written on
-	writes     int    // how many times it was written
+	to        target
+	env       *Envelope       // an event's, which may go in a batch
+	msg       amqp.Publishing // any other's
+	done      func()
+	writes    int  // how many times it was written
+	confirmed bool // the broker confirmed it; done waits for the earlier ones
+}
+
+// pubMessage is one AMQP message written: a message alone, or a batch of events.
+type pubMessage struct {
+	tag     uint64 // its delivery tag on the link
+	entries []*pubEntry
 }
 
 // newPublisher checks cfg, naming the field that is wrong, and makes a publisher. It
@@ -208,6 +231,8 @@ func newPublisher(cfg publisherConfig) (*publisher, error) {
 	switch {
 	case cfg.Window < 0 || cfg.Window > publisherMaxWindow:
 		return nil, fmt.Errorf("%sWindow %d must be from 0 to %d", prefix, cfg.Window, publisherMaxWindow)
+	case cfg.InFlight < 0:
+		return nil, fmt.Errorf("%sInFlight %d must not be negative", prefix, cfg.InFlight)
 	case cfg.DialTimeout < 0:
 		return nil, fmt.Errorf("%sDialTimeout %v must not be negative", prefix, cfg.DialTimeout)
 	case cfg.ReconnectDelay < 0:
@@ -217,6 +242,9 @@ func newPublisher(cfg publisherConfig) (*publisher, error) {
 	}
 	if cfg.Window == 0 {
 		cfg.Window = publisherDefaultWindow
+	}
+	if cfg.InFlight == 0 {
+		cfg.InFlight = publisherDefaultInFlight
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = publisherDefaultDialTimeout
@@ -249,8 +277,7 @@ func newPublisher(cfg publisherConfig) (*publisher, error) {
 // start connects and declares the topology, retrying with backoff until it has a
 // link, then keeps the link up in the background until close. It returns ctx's error
 // (with the last attempt's) when ctx ends first, and at once an error that retrying
-// cannot fix: credentials or a virtual host refused, a broker without the
-// consistent-hash exchange, a topology declared otherwise. Messages published before
+// cannot fix: credentials or a virtual host refused, a topology declared otherwise. Messages published before
 // start wait for the link.
 func (p *publisher) start(ctx context.Context) error {
 	p.mu.Lock()
@@ -311,7 +338,7 @@ func (p *publisher) start(ctx context.Context) error {
 
 // publisherPermanent reports whether err is a refusal that retrying will not change.
 func publisherPermanent(err error) bool {
-	if errors.Is(err, ErrNoConsistentHash) || errors.Is(err, amqp.ErrCredentials) || errors.Is(err, amqp.ErrVhost) {
+	if errors.Is(err, amqp.ErrCredentials) || errors.Is(err, amqp.ErrVhost) {
 		return true
 	}
 	var aerr *amqp.Error
@@ -350,7 +377,12 @@ func (p *publisher) publish(ctx context.Context, to target, e Envelope, done fun
 		<-p.slots
 		return fmt.Errorf("group: publish seq %d to %s: %w", e.Seq, to, err)
 	}
-	en := &pubEntry{to: to, msg: e.publishing(), done: done, epoch: e.Epoch, seq: e.Seq}
+	en := &pubEntry{to: to, done: done}
+	if e.Kind == KindEvent {
+		en.env = &e
+	} else {
+		en.msg = e.publishing()
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -415,7 +447,8 @@ func (p *publisher) stats() publisherStats {
 	n := len(p.pending)
 	p.mu.Unlock()
 	return publisherStats{
-		Published: p.published.Load(), Confirmed: p.confirmed.Load(), Republished: p.republished.Load(),
+		Published: p.published.Load(), Batches: p.batches.Load(), Batched: p.batched.Load(),
+		Confirmed: p.confirmed.Load(), Republished: p.republished.Load(),
 		Returned: p.returned.Load(), Nacked: p.nacked.Load(), Losses: p.losses.Load(), Reconnects: p.reconnects.Load(),
 		Unconfirmed: n, Connected: p.connected.Load(),
 	}
@@ -492,15 +525,19 @@ func (p *publisher) serve(l *pubLink) error {
 	p.mu.Lock()
 	p.written = 0 // nothing is written on l yet: everything pending goes out again
 	p.mu.Unlock()
+	p.inflight = nil
 	var batch []*pubEntry
 	for {
-		p.mu.Lock()
-		batch = append(batch[:0], p.pending[p.written:]...)
-		p.written = len(p.pending)
-		p.mu.Unlock()
+		if len(p.inflight) < p.cfg.InFlight {
+			p.mu.Lock()
+			batch = append(batch[:0], p.pending[p.written:]...)
+			p.written = len(p.pending)
+			p.mu.Unlock()
+		}
 		if len(batch) > 0 {
 			err := p.write(l, batch)
 			clear(batch) // no references kept to confirmed messages
+			batch = batch[:0]
 			if err != nil {
 				select {
 				case <-l.lost: // the broker's reason, when it is known already
@@ -534,15 +571,17 @@ func (p *publisher) serve(l *pubLink) error {
 	}
 }
 
-// write publishes batch on l, in order.
-func (p *publisher) write(l *pubLink, batch []*pubEntry) error {
+// write publishes entries on l: each queue's in order, its events packed in batches
+// that end where a message of another kind for the queue comes. Entries confirmed on an
+// earlier link (waiting for an earlier one to be) are not written again.
+func (p *publisher) write(l *pubLink, entries []*pubEntry) error {
 	var again uint64
 	defer func() {
 		p.republished.Add(again)
 		// Idle, the connection's heartbeats must not meet a stale deadline.
 		_ = l.sock.SetWriteDeadline(time.Time{})
 	}()
-	for _, en := range batch {
+	send := func(m *pubMessage) error {
 		if p.runCtx.Err() != nil {
 			return nil // close gave up on them: serve returns at its select
 		}
@@ -551,50 +590,144 @@ func (p *publisher) write(l *pubLink, batch []*pubEntry) error {
 		} else {
 			_ = l.sock.SetWriteDeadline(time.Now().Add(publisherWriteTimeout))
 		}
+		first := m.entries[0]
+		msg := first.msg
+		switch {
+		case len(m.entries) > 1:
+			envs := make([]*Envelope, len(m.entries))
+			for i, en := range m.entries {
+				envs[i] = en.env
+			}
+			msg = batchPublishing(envs)
+			p.batches.Add(1)
+			p.batched.Add(uint64(len(envs)))
+		case first.env != nil:
+			msg = first.env.publishing()
+		}
 		// run is the channel's only publisher: the tag amqp091-go gives is this one.
-		en.tag = l.ch.GetNextPublishSeqNo()
-		if err := l.ch.Publish(en.to.exchange, en.to.key, !en.to.mayReachNone, false, en.msg); err != nil {
-			return fmt.Errorf("publish seq %d to %s: %w", en.seq, en.to, err)
+		m.tag = l.ch.GetNextPublishSeqNo()
+		if err := l.ch.Publish(first.to.exchange, first.to.key, !first.to.mayReachNone, false, msg); err != nil {
+			return fmt.Errorf("publish %s to %s: %w", m, first.to, err)
 		}
-		if en.writes > 0 {
-			again++
+		p.inflight = append(p.inflight, m)
+		for _, en := range m.entries {
+			if en.writes > 0 {
+				again++
+			}
+			en.writes++
 		}
-		en.writes++
+		return nil
+	}
+	// The open batch of each queue, and the queues in the order their batch opened.
+	open := make(map[target]*pubMessage)
+	var order []target
+	var size map[target]int
+	for _, en := range entries {
+		if en.confirmed {
+			continue
+		}
+		m := open[en.to]
+		if en.env == nil {
+			if m != nil { // the events before it go first
+				delete(open, en.to)
+				if err := send(m); err != nil {
+					return err
+				}
+			}
+			if err := send(&pubMessage{entries: []*pubEntry{en}}); err != nil {
+				return err
+			}
+			continue
+		}
+		if size == nil {
+			size = make(map[target]int)
+		}
+		n := batchSize(en.env)
+		if m != nil && (len(m.entries) == batchMaxEvents || size[en.to]+n > batchMaxBytes) {
+			delete(open, en.to)
+			if err := send(m); err != nil {
+				return err
+			}
+			m = nil
+		}
+		if m == nil {
+			m = &pubMessage{}
+			open[en.to] = m
+			order = append(order, en.to)
+			size[en.to] = 0
+		}
+		m.entries = append(m.entries, en)
+		size[en.to] += n
+	}
+	for _, to := range order {
+		if m := open[to]; m != nil {
+			delete(open, to)
+			if err := send(m); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// confirm completes the oldest pending message with the broker's confirmation c. The
+// String names m's messages for errors: epoch and seq, of the first and last.
+func (m *pubMessage) String() string {
+	first, last := m.entries[0], m.entries[len(m.entries)-1]
+	if len(m.entries) == 1 {
+		return "seq " + first.seqString()
+	}
+	return fmt.Sprintf("a batch of %d, seq %s to %s", len(m.entries), first.seqString(), last.seqString())
+}
+
+func (en *pubEntry) seqString() string {
+	if en.env != nil {
+		return fmt.Sprintf("%d (epoch %d)", en.env.Seq, en.env.Epoch)
+	}
+	seq, _ := asInt64(en.msg.Headers[headerSeq])
+	epoch, _ := asInt64(en.msg.Headers[headerEpoch])
+	return fmt.Sprintf("%d (epoch %d)", seq, epoch)
+}
+
+// confirm takes the broker's confirmation c of the oldest AMQP message awaiting one. The
 // channel confirms in publish order (amqp091-go resequences them), so c is the
-// oldest's; anything else is a broken link, made again.
+// oldest's; anything else is a broken link, made again. The messages confirmed are
+// completed in publish order: those that an unconfirmed earlier one holds wait for it.
 func (p *publisher) confirm(c amqp.Confirmation) error {
-	p.mu.Lock()
-	if p.written == 0 {
-		p.mu.Unlock()
+	if len(p.inflight) == 0 {
 		return fmt.Errorf("a confirmation of delivery tag %d, which no message awaits", c.DeliveryTag)
 	}
-	en := p.pending[0]
-	if en.tag != c.DeliveryTag {
-		p.mu.Unlock()
-		return fmt.Errorf("a confirmation of delivery tag %d while the oldest message awaits %d", c.DeliveryTag, en.tag)
+	m := p.inflight[0]
+	if m.tag != c.DeliveryTag {
+		return fmt.Errorf("a confirmation of delivery tag %d while the oldest message awaits %d", c.DeliveryTag, m.tag)
 	}
 	if !c.Ack {
-		p.mu.Unlock()
 		p.nacked.Add(1)
-		return fmt.Errorf("%w: seq %d to %s", errPublisherNacked, en.seq, en.to)
+		return fmt.Errorf("%w: %s to %s", errPublisherNacked, m, m.entries[0].to)
 	}
-	p.pending[0] = nil
-	p.pending = p.pending[1:]
-	p.written--
+	p.inflight[0] = nil
+	p.inflight = p.inflight[1:]
+	for _, en := range m.entries {
+		en.confirmed = true
+	}
+	var ready []*pubEntry
+	p.mu.Lock()
+	for len(p.pending) > 0 && p.pending[0].confirmed {
+		ready = append(ready, p.pending[0])
+		p.pending[0] = nil
+		p.pending = p.pending[1:]
+		p.written--
+	}
 	if len(p.pending) == 0 && p.drained != nil {
 		close(p.drained)
 		p.drained = nil
 	}
 	p.mu.Unlock()
-	p.confirmed.Add(1)
-	<-p.slots // before done: a done that publishes finds room
-	if en.done != nil {
-		en.done()
+	for _, en := range ready {
+		p.confirmed.Add(1)
+		<-p.slots // before done: a done that publishes finds room
+		if en.done != nil {
+			en.done()
+		}
 	}
 	return nil
 }

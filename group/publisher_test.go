@@ -133,7 +133,8 @@ func systemEnvelope(seq int64) Envelope {
 		ReceivedAt: time.Unix(0, seq), Epoch: 1, Seq: seq}
 }
 
-// drainQueue consumes every message in queue and returns them in queue order.
+// drainQueue consumes every message in queue and returns them in queue order, the
+// events of a batch each in its place.
 func drainQueue(t *testing.T, url, queue string) []Envelope {
 	t.Helper()
 	conn, err := amqp.Dial(url)
@@ -147,16 +148,23 @@ func drainQueue(t *testing.T, url, queue string) []Envelope {
 	require.NoError(t, err)
 	guard := time.NewTimer(pubGuard)
 	defer guard.Stop()
-	out := make([]Envelope, 0, q.Messages)
-	for len(out) < q.Messages {
+	var out []Envelope
+	for got := 0; got < q.Messages; got++ {
 		select {
 		case d, ok := <-deliveries:
 			require.True(t, ok, "the consumer of %s ended", queue)
 			e, err := readEnvelope(d.Headers, d.Body)
 			require.NoError(t, err)
-			out = append(out, e)
+			if e.Kind != KindBatch {
+				out = append(out, e)
+				continue
+			}
+			count, _ := asInt64(d.Headers[headerCount])
+			batch, err := readBatch(d.Body, count)
+			require.NoError(t, err)
+			out = append(out, batch...)
 		case <-guard.C:
-			t.Fatalf("%d of %d messages of %s after %v", len(out), q.Messages, queue, pubGuard)
+			t.Fatalf("%d of %d messages of %s after %v", got, q.Messages, queue, pubGuard)
 		}
 	}
 	return out
@@ -213,7 +221,8 @@ func publishMix(ctx context.Context, p *publisher, top Topology, d *dones, event
 	var seq int64
 	for i := 0; i < events || more(); i++ {
 		seq++
-		if err := p.publish(ctx, target{exchange: top.EventsExchange()}, eventEnvelope(seq, i%matches), d.of(seq)); err != nil {
+		e := eventEnvelope(seq, i%matches)
+		if err := p.publish(ctx, target{key: top.ShardQueue(top.ShardOf(e.Event))}, e, d.of(seq)); err != nil {
 			return seq - 1, err
 		}
 		if i%50 == 49 {
@@ -228,10 +237,10 @@ func publishMix(ctx context.Context, p *publisher, top Topology, d *dones, event
 	return seq, nil
 }
 
-// 20,000 events hashed over 4 shard queues, interleaved with alives sent to each queue
-// by the default exchange on the same channel: every done once and in order, every
+// 20,000 events hashed over 4 shard queues, interleaved with alives sent to each queue,
+// batched as they come: every done once and in order, every
 // message in its queue once, each queue in publish order, each event in one queue.
-func TestPublisherKeepsOrderAcrossExchanges(t *testing.T) {
+func TestPublisherKeepsEachQueuesOrder(t *testing.T) {
 	url := testenv.AMQPVhost(t)
 	top := Topology{Prefix: "t", Shards: 4}
 	p := startPublisher(t, pubTestConfig(t, url, top))
@@ -249,7 +258,11 @@ func TestPublisherKeepsOrderAcrossExchanges(t *testing.T) {
 	require.Equal(t, int64(events+broadcasts*top.Shards), last)
 
 	s := p.stats()
-	assert.Equal(t, publisherStats{Published: uint64(last), Confirmed: uint64(last)}, s)
+	assert.Equal(t, uint64(last), s.Published)
+	assert.Equal(t, uint64(last), s.Confirmed)
+	assert.Zero(t, s.Republished+s.Returned+s.Nacked+s.Losses+s.Reconnects, "no loss, no copy: %+v", s)
+	assert.LessOrEqual(t, s.Batched, uint64(events), "only events go in batches")
+	t.Logf("%d events in %d batches", s.Batched, s.Batches)
 
 	a := readShards(t, url, top)
 	require.Len(t, a.copies, int(last), "every message in a queue")
@@ -262,6 +275,62 @@ func TestPublisherKeepsOrderAcrossExchanges(t *testing.T) {
 		t.Logf("shard queue %d: %d messages", n, len(a.queues[n]))
 	}
 	t.Logf("%d messages published and confirmed in %v (%.0f/s)", last, took.Round(time.Millisecond), float64(last)/took.Seconds())
+}
+
+// What waits for the link goes out in batches, each queue's events packed up to an
+// alive of that queue or batchMaxEvents, and reaches each queue in publish order.
+func TestPublisherPacksWhatWaitsIntoBatches(t *testing.T) {
+	url := testenv.AMQPVhost(t)
+	top := Topology{Prefix: "t", Shards: 2}
+	p, err := newPublisher(pubTestConfig(t, url, top))
+	require.NoError(t, err)
+	d := newDones()
+	// A match of each shard: 400 events of each; after the 100th pair, an alive to each
+	// queue.
+	matches := []int{-1, -1}
+	for m := 0; matches[0] < 0 || matches[1] < 0; m++ {
+		matches[top.ShardOf(eventEnvelope(0, m).Event)] = m
+	}
+	var seq int64
+	for i := range 400 {
+		for _, match := range matches {
+			seq++
+			e := eventEnvelope(seq, match)
+			require.NoError(t, p.publish(t.Context(), target{key: top.ShardQueue(top.ShardOf(e.Event))}, e, d.of(seq)))
+		}
+		if i == 99 {
+			for n := range top.Shards {
+				seq++
+				require.NoError(t, p.publish(t.Context(), target{key: top.ShardQueue(n)}, systemEnvelope(seq), d.of(seq)))
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), pubGuard)
+	defer cancel()
+	require.NoError(t, p.start(ctx))
+	require.NoError(t, p.close(ctx))
+	d.assertInOrder(t, seq)
+	s := p.stats()
+	// Each queue: a batch of 100 events, the alive, then 300 events: 256 and 44.
+	assert.Equal(t, uint64(2*3), s.Batches, "%+v", s)
+	assert.Equal(t, uint64(800), s.Batched)
+
+	conn, err := amqp.Dial(url)
+	require.NoError(t, err)
+	defer conn.Close()
+	ch, err := conn.Channel()
+	require.NoError(t, err)
+	for n := range top.Shards {
+		q, err := ch.QueueDeclarePassive(top.ShardQueue(n), true, false, false, false, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 4, q.Messages, "shard %d: 3 batches and an alive", n)
+		got := drainQueue(t, url, top.ShardQueue(n))
+		require.Len(t, got, 401)
+		assert.Equal(t, KindSystem, got[100].Kind, "the alive after the first 100 events")
+		for i := 1; i < len(got); i++ {
+			require.Less(t, got[i-1].Seq, got[i].Seq, "shard %d in publish order", n)
+		}
+	}
 }
 
 // The broker closes the publisher's connection five times while it publishes: every done

@@ -1,8 +1,8 @@
 package group
 
 import (
-	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"strconv"
 
@@ -18,12 +18,12 @@ const MaxShards = 256
 // Topology names the group's exchanges and queues in the operator's RabbitMQ. Every
 // process of a group must be given the same one.
 type Topology struct {
-	// Prefix starts every name: "<prefix>.events", "<prefix>.shard.<n>",
-	// "<prefix>.control", "<prefix>.acks". Empty means DefaultPrefix. Letters, digits, '.', '-' and '_'.
+	// Prefix starts every name: "<prefix>.shard.<n>", "<prefix>.control",
+	// "<prefix>.acks". Empty means DefaultPrefix. Letters, digits, '.', '-' and '_'.
 	Prefix string
-	// Shards is K, the number of shard queues the events are hashed over, from 1 to
-	// MaxShards. Changing it for a group that has messages queued breaks their order:
-	// drain the queues first.
+	// Shards is K, the number of shard queues the events are hashed over (ShardOf),
+	// from 1 to MaxShards. Changing it for a group that has messages queued breaks
+	// their order: drain the queues first.
 	Shards int
 }
 
@@ -43,8 +43,26 @@ func (t Topology) withDefaults() (Topology, error) {
 	return t, nil
 }
 
-// EventsExchange is the consistent-hash exchange the ingress publishes events to.
-func (t Topology) EventsExchange() string { return t.Prefix + ".events" }
+// ShardOf returns the shard of an event, by its URN ("sr:match:1234"): a jump
+// consistent hash (Lamping and Veach) of the URN's FNV-1a hash. An event stays on one
+// shard while Shards stays the same; when Shards grows from K to K+1, only about one
+// event in K+1 moves.
+func (t Topology) ShardOf(event string) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(event))
+	return jumpHash(h.Sum64(), max(t.Shards, 1))
+}
+
+// jumpHash maps key to one of n buckets such that growing n moves the fewest keys.
+func jumpHash(key uint64, n int) int {
+	b, j := int64(-1), int64(0)
+	for j < int64(n) {
+		b = j
+		key = key*2862933555777941757 + 1
+		j = int64(float64(b+1) * (float64(int64(1)<<31) / float64((key>>33)+1)))
+	}
+	return int(b)
+}
 
 // ShardQueue is the name of shard n's queue.
 func (t Topology) ShardQueue(n int) string { return t.Prefix + ".shard." + strconv.Itoa(n) }
@@ -57,22 +75,9 @@ func (t Topology) ControlExchange() string { return t.Prefix + ".control" }
 // ingress consumes (a single active consumer: a standby ingress waits its turn).
 func (t Topology) AcksQueue() string { return t.Prefix + ".acks" }
 
-// ErrNoConsistentHash is wrapped by declare's error when the broker lacks the
-// consistent-hash exchange: its plugin is not enabled.
-var ErrNoConsistentHash = errors.New("group: the broker has no x-consistent-hash exchange type: enable it with `rabbitmq-plugins enable rabbitmq_consistent_hash_exchange`")
-
 // declare declares the topology on ch: every process declares it alike, whichever
-// starts first. A broker without the consistent-hash plugin closes the channel.
+// starts first.
 func (t Topology) declare(ch *amqp.Channel) error {
-	err := ch.ExchangeDeclare(t.EventsExchange(), "x-consistent-hash", true, false, false, false,
-		amqp.Table{"hash-header": headerEvent})
-	if err != nil {
-		var aerr *amqp.Error
-		if errors.As(err, &aerr) && aerr.Code == amqp.CommandInvalid {
-			return fmt.Errorf("%w (%v)", ErrNoConsistentHash, err)
-		}
-		return fmt.Errorf("group: declaring %s: %w", t.EventsExchange(), err)
-	}
 	if err := ch.ExchangeDeclare(t.ControlExchange(), amqp.ExchangeFanout, true, false, false, false, nil); err != nil {
 		return fmt.Errorf("group: declaring %s: %w", t.ControlExchange(), err)
 	}
@@ -83,10 +88,6 @@ func (t Topology) declare(ch *amqp.Channel) error {
 		q := t.ShardQueue(n)
 		if _, err := ch.QueueDeclare(q, true, false, false, false, amqp.Table{"x-single-active-consumer": true}); err != nil {
 			return fmt.Errorf("group: declaring %s: %w", q, err)
-		}
-		// The binding key is the queue's weight in the hash ring: all equal.
-		if err := ch.QueueBind(q, "1", t.EventsExchange(), false, nil); err != nil {
-			return fmt.Errorf("group: binding %s: %w", q, err)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package group
 import (
 	"strconv"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/assert"
@@ -26,14 +25,37 @@ func TestTopologyRefusesBadFieldsByName(t *testing.T) {
 	}
 	got, err := Topology{Shards: 4}.withDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, "feedkit.events", got.EventsExchange())
 	assert.Equal(t, "feedkit.shard.3", got.ShardQueue(3))
 	assert.Equal(t, "feedkit.control", got.ControlExchange())
 }
 
-// On a real broker the topology declares twice alike (every process declares it), and
-// the consistent-hash exchange keeps each event on one shard queue.
-func TestTopologyHashesEachEventToOneShard(t *testing.T) {
+// Each event has one shard, the same in every process; the events spread evenly; and
+// growing the group by a shard moves only the events the new shard takes.
+func TestShardOfSpreadsEventsAndMovesFewOnGrowth(t *testing.T) {
+	const events = 10000
+	four, five := Topology{Shards: 4}, Topology{Shards: 5}
+	count := make([]int, 4)
+	moved := 0
+	for i := range events {
+		ev := "sr:match:" + strconv.Itoa(i)
+		n := four.ShardOf(ev)
+		require.Equal(t, n, four.ShardOf(ev), "one event, one shard")
+		count[n]++
+		if m := five.ShardOf(ev); m != n {
+			assert.Equal(t, 4, m, "%s moved from shard %d to %d, not to the new shard", ev, n, m)
+			moved++
+		}
+	}
+	for n, c := range count {
+		// 2,500 expected; five standard deviations (43 each) either side.
+		assert.InDelta(t, events/4, c, 220, "shard %d's share", n)
+	}
+	assert.InDelta(t, events/5, moved, 200, "about one event in five moves to the fifth shard")
+	assert.Zero(t, Topology{Shards: 1}.ShardOf("sr:match:1"))
+}
+
+// On a real broker the topology declares twice alike: every process declares it.
+func TestTopologyDeclaresAlikeTwice(t *testing.T) {
 	url := testenv.AMQPVhost(t)
 	conn, err := amqp.Dial(url)
 	require.NoError(t, err)
@@ -43,31 +65,9 @@ func TestTopologyHashesEachEventToOneShard(t *testing.T) {
 	top := Topology{Prefix: "t", Shards: 4}
 	require.NoError(t, top.declare(ch))
 	require.NoError(t, top.declare(ch), "a second process declares the same")
-
-	const events, each = 40, 5
-	for i := range events * each {
-		e := Envelope{Kind: KindEvent, RoutingKey: "hi.-.live.odds_change.1.sr:match:1.-", ReceivedAt: time.Unix(1, 0),
-			Event: "sr:match:" + strconv.Itoa(i%events), Epoch: 1, Seq: int64(i + 1)}
-		require.NoError(t, ch.PublishWithContext(t.Context(), top.EventsExchange(), "", true, false, e.publishing()))
-	}
-	shardOf := map[string]int{}
-	total := 0
 	for n := range top.Shards {
-		for {
-			d, ok, err := ch.Get(top.ShardQueue(n), true)
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			env, err := readEnvelope(d.Headers, d.Body)
-			require.NoError(t, err)
-			if s, seen := shardOf[env.Event]; seen {
-				assert.Equal(t, s, n, "%s in two shards", env.Event)
-			}
-			shardOf[env.Event] = n
-			total++
-		}
+		q, err := ch.QueueDeclarePassive(top.ShardQueue(n), true, false, false, false, amqp.Table{"x-single-active-consumer": true})
+		require.NoError(t, err)
+		assert.Equal(t, top.ShardQueue(n), q.Name)
 	}
-	assert.Equal(t, events*each, total, "every message in exactly one shard queue")
-	assert.Len(t, shardOf, events)
 }

@@ -15,8 +15,11 @@ type Kind string
 // The kinds of message the ingress publishes.
 const (
 	// KindEvent is an event message of the feed (odds_change, bet_settlement, ...),
-	// published to the events exchange, which hashes it to its event's shard.
+	// published to its event's shard queue (Topology.ShardOf).
 	KindEvent Kind = "event"
+	// KindBatch is several event messages of one shard in one AMQP message, in order:
+	// the ingress packs the events that wait while the broker confirms earlier ones.
+	KindBatch Kind = "batch"
 	// KindSystem is an alive or a snapshot_complete, published to every shard queue.
 	KindSystem Kind = "system"
 	// KindBarrier marks, in every shard queue, the end of a producer's recovery: a
@@ -34,7 +37,8 @@ const (
 	headerKind     = "fk-kind"
 	headerKey      = "fk-key"      // the feed's routing key
 	headerReceived = "fk-received" // the ingress's receipt time, Unix nanoseconds
-	headerEvent    = "fk-event"    // the event's URN: the consistent-hash key
+	headerEvent    = "fk-event"    // the event's URN, which picks its shard
+	headerCount    = "fk-count"    // how many events a batch holds
 	headerEpoch    = "fk-epoch"    // the publishing ingress's lease generation
 	headerSeq      = "fk-seq"      // the message's number in its epoch, from 1
 	headerBarrier  = "fk-barrier"  // a barrier's id
@@ -134,6 +138,7 @@ func readEnvelope(headers amqp.Table, body []byte) (Envelope, error) {
 		if e.RoutingKey == "" || e.ReceivedAt.IsZero() {
 			return Envelope{}, fmt.Errorf("%w: a %s message without %s or %s", ErrNotGroupMessage, e.Kind, headerKey, headerReceived)
 		}
+	case KindBatch:
 	case KindBarrier, KindBarrierAck:
 		if e.Barrier == "" {
 			return Envelope{}, fmt.Errorf("%w: a %s without %s", ErrNotGroupMessage, e.Kind, headerBarrier)

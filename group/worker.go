@@ -152,7 +152,7 @@ type shardState struct {
 	queue string
 
 	active atomic.Bool
-	delivered, redelivered, events, system, barriers, barriersAcked,
+	delivered, redelivered, batches, events, system, barriers, barriersAcked,
 	processed, abandoned, acked, invalid, fenced atomic.Uint64
 	// epoch is the latest ingress epoch seen in the queue: a message of an earlier one
 	// comes from an ingress that lost its lease and did not know it yet.
@@ -424,7 +424,12 @@ func (w *Worker) take(ctx context.Context, s *shardLink, d *amqp.Delivery, disp 
 	}
 	st.active.Store(true) // a single-active consumer gets deliveries only when active
 	env, err := readEnvelope(d.Headers, d.Body)
-	if err == nil && env.Kind != KindEvent && env.Kind != KindSystem && env.Kind != KindBarrier {
+	var batch []Envelope
+	if err == nil && env.Kind == KindBatch {
+		count, _ := asInt64(d.Headers[headerCount])
+		batch, err = readBatch(d.Body, count)
+	}
+	if err == nil && env.Kind != KindEvent && env.Kind != KindBatch && env.Kind != KindSystem && env.Kind != KindBarrier {
 		err = fmt.Errorf("%w: a %s message in a shard queue", ErrNotGroupMessage, env.Kind)
 	}
 	if err != nil {
@@ -434,16 +439,14 @@ func (w *Worker) take(ctx context.Context, s *shardLink, d *amqp.Delivery, disp 
 		w.report(fmt.Errorf("group: %s: delivery dropped: %w", st.queue, err))
 		return
 	}
-	if latest := st.epoch.Load(); env.Epoch < latest {
-		// An earlier ingress's message behind the later one's: dropped, as it may be out
-		// of order with what the later one republished. Nothing is lost: the later
-		// ingress recovered from a point it loaded after the earlier had confirmed
-		// everything before this queue's first message of the later epoch.
-		st.fenced.Add(1)
+	if batch != nil {
+		st.batches.Add(1)
+		w.takeBatch(ctx, st, a, tag, batch, disp)
+		return
+	}
+	if !w.admit(st, &env) {
 		a.addDone(tag)
 		return
-	} else if env.Epoch > latest {
-		st.epoch.Store(env.Epoch) // this goroutine is the shard's only reader
 	}
 	switch env.Kind {
 	case KindSystem:
@@ -466,20 +469,80 @@ func (w *Worker) take(ctx context.Context, s *shardLink, d *amqp.Delivery, disp 
 		st.events.Add(1)
 		a.add(tag) // before Dispatch: the call may end before Dispatch returns
 		ev.Handled = func(err error) {
-			var le *feed.ListenerError
-			if errors.Is(err, feed.ErrDispatcherClosed) && !errors.As(err, &le) {
-				st.abandoned.Add(1) // not processed: left to the broker
-				return
+			if w.settled(st, err) {
+				a.done(tag)
 			}
-			st.processed.Add(1)
+		}
+		// Not taken (the worker is stopping or the link is lost): never done on this
+		// channel, so never acknowledged; the broker delivers it again.
+		_ = disp.Dispatch(ctx, ev)
+	}
+}
+
+// takeBatch dispatches a batch's events in order. The delivery is done once every
+// event's listener call has ended: one event left unprocessed (the worker stopping)
+// leaves the whole batch to the broker, whose redelivery repeats the others.
+func (w *Worker) takeBatch(ctx context.Context, st *shardState, a *acker, tag uint64, batch []Envelope, disp *concurrent.Dispatcher) {
+	// One count per event, and one that the loop holds so that the delivery cannot be
+	// done before every event is dispatched.
+	var left atomic.Int64
+	left.Store(int64(len(batch)) + 1)
+	release := func() {
+		if left.Add(-1) == 0 {
 			a.done(tag)
 		}
+	}
+	a.add(tag) // before Dispatch: the calls may end before Dispatch returns
+	for i := range batch {
+		env := &batch[i]
+		if !w.admit(st, env) {
+			release()
+			continue
+		}
+		ev := w.event(env)
+		if ev.Err == nil && ev.Key.Type.IsSystem() {
+			st.system.Add(1)
+			release()
+			continue
+		}
+		st.events.Add(1)
+		ev.Handled = func(err error) {
+			if w.settled(st, err) {
+				release()
+			}
+		}
 		if err := disp.Dispatch(ctx, ev); err != nil {
-			// Not taken (the worker is stopping or the link is lost): never done on this
-			// channel, so never acknowledged; the broker delivers it again.
-			return
+			return // the rest is not taken: the broker delivers the batch again
 		}
 	}
+	release()
+}
+
+// settled counts the end of an event's listener call, and reports whether the event is
+// processed: one the dispatcher dropped as it closed is not, and is left to the broker.
+func (w *Worker) settled(st *shardState, err error) bool {
+	var le *feed.ListenerError
+	if errors.Is(err, feed.ErrDispatcherClosed) && !errors.As(err, &le) {
+		st.abandoned.Add(1)
+		return false
+	}
+	st.processed.Add(1)
+	return true
+}
+
+// admit fences env by its ingress epoch, and reports whether it is to be taken.
+func (w *Worker) admit(st *shardState, env *Envelope) bool {
+	if latest := st.epoch.Load(); env.Epoch < latest {
+		// An earlier ingress's message behind the later one's: dropped, as it may be out
+		// of order with what the later one republished. Nothing is lost: the later
+		// ingress recovered from a point it loaded after the earlier had confirmed
+		// everything before this queue's first message of the later epoch.
+		st.fenced.Add(1)
+		return false
+	} else if env.Epoch > latest {
+		st.epoch.Store(env.Epoch) // this goroutine is the shard's only reader
+	}
+	return true
 }
 
 // event rebuilds the feed.Event of an event message as a session makes it (see
@@ -589,6 +652,7 @@ type ShardStats struct {
 	Active        bool   `json:"active"`
 	Delivered     uint64 `json:"delivered"`      // deliveries taken, of every kind
 	Redelivered   uint64 `json:"redelivered"`    // of which the broker had delivered before (to this worker or another)
+	Batches       uint64 `json:"batches"`        // of which batches of several events
 	Events        uint64 `json:"events"`         // event messages dispatched to the listener
 	System        uint64 `json:"system"`         // alives and snapshot_completes
 	Barriers      uint64 `json:"barriers"`       // barriers taken
@@ -620,7 +684,7 @@ func (w *Worker) Stats() WorkerStats {
 	for i, s := range w.shards {
 		st.Shards[i] = ShardStats{
 			Shard: s.n, Queue: s.queue, Active: s.active.Load(),
-			Delivered: s.delivered.Load(), Redelivered: s.redelivered.Load(),
+			Delivered: s.delivered.Load(), Redelivered: s.redelivered.Load(), Batches: s.batches.Load(),
 			Events: s.events.Load(), System: s.system.Load(),
 			Barriers: s.barriers.Load(), BarriersAcked: s.barriersAcked.Load(),
 			Processed: s.processed.Load(), Abandoned: s.abandoned.Load(),

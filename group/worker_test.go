@@ -49,11 +49,7 @@ func wkTopology(t *testing.T) (string, Topology) {
 	defer conn.Close()
 	ch, err := conn.Channel()
 	require.NoError(t, err)
-	if err := top.declare(ch); errors.Is(err, ErrNoConsistentHash) {
-		t.Fatalf("the test broker lacks the consistent-hash exchange (scripts/test.sh enables it): %v", err)
-	} else {
-		require.NoError(t, err)
-	}
+	require.NoError(t, top.declare(ch))
 	return url, top
 }
 
@@ -95,6 +91,20 @@ func (p *wkPublisher) to(exchange, key string, e Envelope, replyTo string) {
 func (p *wkPublisher) shard(top Topology, n int, e Envelope) {
 	p.t.Helper()
 	p.to("", top.ShardQueue(n), e, "")
+}
+
+// batch publishes events to shard n's queue as one batch, numbered in order.
+func (p *wkPublisher) batch(top Topology, n int, events []Envelope) {
+	p.t.Helper()
+	ptrs := make([]*Envelope, len(events))
+	for i := range events {
+		p.seq++
+		events[i].Epoch, events[i].Seq = 1, p.seq
+		ptrs[i] = &events[i]
+	}
+	dc, err := p.ch.PublishWithDeferredConfirmWithContext(p.t.Context(), "", top.ShardQueue(n), false, false, batchPublishing(ptrs))
+	require.NoError(p.t, err)
+	p.pending = append(p.pending, dc)
 }
 
 // flush waits for the broker's confirmation of everything published.
@@ -459,6 +469,82 @@ func TestWorkerDeliversEveryEventOncePerMatchInOrder(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Shards[2].Invalid)
 	assert.Equal(t, int64(1), errs.Load(), "the foreign message is reported")
 	assert.Equal(t, uint64(1), st.Connects)
+	for n := range wkShards {
+		assert.Zero(t, wkQueueDepth(t, url, top.ShardQueue(n)), "shard %d", n)
+	}
+}
+
+// Events in batches (as the ingress packs a busy feed's) reach the listener once each,
+// each match's in order with the single messages around them; a batch is acknowledged
+// once all its events are processed, and a damaged one is dropped and reported.
+func TestWorkerDeliversBatchesInOrder(t *testing.T) {
+	url, top := wkTopology(t)
+	p := newWkPublisher(t, url)
+	var want [][2]int
+	perShard := make([][]Envelope, wkShards)
+	deliveries, batches := 0, 0
+	flushShard := func(n int) {
+		switch len(perShard[n]) {
+		case 0:
+			return
+		case 1:
+			p.shard(top, n, perShard[n][0])
+		default:
+			p.batch(top, n, perShard[n])
+			batches++
+		}
+		deliveries++
+		perShard[n] = nil
+	}
+	for seq := range 30 {
+		for _, m := range wkMatches(20) {
+			n := wkShardOf(m)
+			perShard[n] = append(perShard[n], wkEvent(m, seq))
+			want = append(want, [2]int{m, seq})
+			if len(perShard[n]) == 7 {
+				flushShard(n)
+			}
+		}
+		if seq%10 == 9 { // alives between batches
+			for n := range wkShards {
+				flushShard(n)
+				p.shard(top, n, wkAlive(seq))
+				deliveries++
+			}
+		}
+	}
+	for n := range wkShards {
+		flushShard(n)
+	}
+	damaged := batchPublishing([]*Envelope{new(wkEvent(1, 100)), new(wkEvent(1, 101))})
+	damaged.Headers[headerCount] = int64(3)
+	require.NoError(t, p.ch.PublishWithContext(t.Context(), "", top.ShardQueue(1), false, false, damaged))
+	deliveries++
+	p.flush()
+	replies := wkReplies(t, url, wkRepliesQueue)
+
+	log := newWkLog(t)
+	cfg := wkConfig(t, url, top, &wkListener{name: "A", log: log})
+	var errs atomic.Int64
+	cfg.OnError = func(err error) {
+		assert.ErrorContains(t, err, "a batch of 2 events, its header says 3")
+		errs.Add(1)
+	}
+	r := startWorker(t, cfg)
+	assert.Empty(t, wkEndBarriers(t, p, top, replies))
+	log.waitAll(want)
+	require.NoError(t, r.stop())
+
+	assert.Zero(t, log.check(want, false))
+	st := r.w.Stats()
+	total := uint64(deliveries + wkShards) // and the barriers
+	assert.Equal(t, total, sumShards(st, func(s ShardStats) uint64 { return s.Delivered }))
+	assert.Equal(t, total, sumShards(st, func(s ShardStats) uint64 { return s.Acked }), "every delivery acknowledged")
+	assert.Equal(t, uint64(batches), sumShards(st, func(s ShardStats) uint64 { return s.Batches }))
+	assert.Equal(t, uint64(len(want)), sumShards(st, func(s ShardStats) uint64 { return s.Events }))
+	assert.Equal(t, uint64(len(want)), sumShards(st, func(s ShardStats) uint64 { return s.Processed }))
+	assert.Equal(t, uint64(1), st.Shards[1].Invalid)
+	assert.Equal(t, int64(1), errs.Load(), "the damaged batch is reported")
 	for n := range wkShards {
 		assert.Zero(t, wkQueueDepth(t, url, top.ShardQueue(n)), "shard %d", n)
 	}

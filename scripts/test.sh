@@ -357,9 +357,8 @@ start_rabbitmq() {
 	chmod 400 "$dir/home/.erlang.cookie"
 
 	printf 'listeners.tcp.1 = 127.0.0.1:%s\nloopback_users.guest = true\n' "$amqp_port" >"$dir/rabbitmq.conf"
-	# The group's events exchange (package group) is of the consistent-hash type,
-	# whose plugin ships with rabbitmq-server.
-	printf '[rabbitmq_consistent_hash_exchange].\n' >"$dir/enabled_plugins"
+	# No plugins: not even a system-wide list of them applies to our node.
+	printf '[].\n' >"$dir/enabled_plugins"
 	: >"$dir/rabbitmq-env.conf"
 
 	# Everything the node and the CLI need to find each other and to keep

@@ -20,8 +20,7 @@
 //
 // The feed publishes to the exchange feed.sim (-exchange) of the broker, as the
 // feed's own broker would; the group's exchanges and queues are named groupdemo.*
-// (-prefix), on the same broker unless -group-amqp names another. The broker needs the
-// consistent-hash exchange: rabbitmq-plugins enable rabbitmq_consistent_hash_exchange.
+// (-prefix), on the same broker unless -group-amqp names another.
 //
 // The listener (counter, in listener.go) is the one a single-process program would
 // give feedkit.SDK.AddSession: -role single does that, -role worker gives it to
