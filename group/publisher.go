@@ -547,8 +547,14 @@ func (p *publisher) serve(l *pubLink) error {
 				}
 			}
 		}
+		// While InFlight messages await confirmation, new ones wait for the next
+		// confirmation: no wake-up per message published meanwhile.
+		wake := p.wake
+		if len(p.inflight) >= p.cfg.InFlight {
+			wake = nil
+		}
 		select {
-		case <-p.wake:
+		case <-wake:
 		case c, ok := <-l.confirms:
 			if !ok {
 				// amqp091-go closes the confirmations when the channel shuts down; the
