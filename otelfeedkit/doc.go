@@ -1,6 +1,6 @@
-// Package otelfeedkit exports what a feedkit SDK, a workflow engine and a carousel
-// scheduler do as OpenTelemetry metrics, through the metric API alone: the host chooses
-// the SDK, the exporters and the views.
+// Package otelfeedkit exports what a feedkit SDK, a workflow engine, a carousel
+// scheduler and a group's processes do as OpenTelemetry metrics, through the metric
+// API alone: the host chooses the SDK, the exporters and the views.
 //
 // New makes the instruments on a MeterProvider (the global one by default). The
 // *Metrics it returns is a feedkit.Observer: set it as feedkit.Config.Observer, and
@@ -17,11 +17,12 @@
 //
 // ExampleNew runs this on a ManualReader and prints what it collects.
 //
-// Two more parts of the kit have their own constructors, on the same scope:
+// Three more parts of the kit have their own constructors, on the same scope:
 // NewWorkflow for a workflow engine (set it as workflow.Config.Observer, and call
-// WatchEngine) and NewCarousel for a carousel scheduler (carousel.Config.Observer, and
-// WatchScheduler). They are apart from New because each serves its own engine or
-// scheduler, which a host may run without a feed SDK.
+// WatchEngine), NewCarousel for a carousel scheduler (carousel.Config.Observer, and
+// WatchScheduler) and NewGroup for a group's ingress and workers (WatchIngress,
+// WatchWorker). They are apart from New because each serves its own engine, scheduler
+// or process, which a host may run without a feed SDK.
 //
 // The observer's calls made once per message (FeedMessageReceived, ListenerCalled)
 // allocate nothing once their labels have been seen: each key's attribute set is made
@@ -131,6 +132,57 @@
 // in braces adds nothing, so feedkit_carousel_state), and promfeedkit's NewWorkflow and
 // NewCarousel export the same.
 //
+// # Group metrics
+//
+// NewGroup makes these, all levels read when the metrics are collected: WatchIngress
+// reads Ingress.Stats, WatchWorker reads Worker.Stats (the shard's with feedkit.shard).
+// The counters are the Stats' own: those of an ingress's publisher count from 0 again
+// each time the ingress becomes active, which a rate reads as a reset.
+//
+//	feedkit.group.ingress.active                {ingress}    gauge*
+//	feedkit.group.ingress.activations           {activation} counter*
+//	feedkit.group.ingress.epoch                 {epoch}      gauge*
+//	feedkit.group.ingress.connected             {connection} gauge*
+//	feedkit.group.ingress.reconnects            {connection} counter*
+//	feedkit.group.ingress.published             {message}    counter*
+//	feedkit.group.ingress.confirmed             {message}    counter*
+//	feedkit.group.ingress.unconfirmed           {message}    gauge*
+//	feedkit.group.ingress.batches               {batch}      counter*
+//	feedkit.group.ingress.batched_events        {event}      counter*
+//	feedkit.group.ingress.republished           {message}    counter*
+//	feedkit.group.ingress.returned              {message}    counter*
+//	feedkit.group.barriers                      {barrier}    counter*
+//	feedkit.group.barriers.released             {barrier}    counter*
+//	feedkit.group.barriers.timed_out            {barrier}    counter*
+//	feedkit.group.barriers.cancelled            {barrier}    counter*
+//	feedkit.group.global_events.sent            {event}      counter*
+//	feedkit.group.worker.connected              {connection} gauge*
+//	feedkit.group.worker.connects               {connection} counter*
+//	feedkit.group.worker.drops                  {connection} counter*
+//	feedkit.group.worker.errors                 {error}      counter*
+//	feedkit.group.worker.global_events          {event}      counter*
+//	feedkit.group.worker.global_events.dropped  {message}    counter*
+//	feedkit.group.shard.active                  {consumer}   gauge*    feedkit.shard
+//	feedkit.group.shard.deliveries              {delivery}   counter*  feedkit.shard
+//	feedkit.group.shard.redeliveries            {delivery}   counter*  feedkit.shard
+//	feedkit.group.shard.batches                 {batch}      counter*  feedkit.shard
+//	feedkit.group.shard.events                  {event}      counter*  feedkit.shard
+//	feedkit.group.shard.processed               {event}      counter*  feedkit.shard
+//	feedkit.group.shard.abandoned               {event}      counter*  feedkit.shard
+//	feedkit.group.shard.events_in_flight        {event}      gauge*    feedkit.shard
+//	feedkit.group.shard.acked                   {delivery}   counter*  feedkit.shard
+//	feedkit.group.shard.invalid                 {delivery}   counter*  feedkit.shard
+//	feedkit.group.shard.fenced                  {message}    counter*  feedkit.shard
+//	feedkit.group.shard.barriers                {barrier}    counter*  feedkit.shard
+//	feedkit.group.shard.barriers.acked          {barrier}    counter*  feedkit.shard
+//	feedkit.group.shard.epoch                   {epoch}      gauge*    feedkit.shard
+//
+// On-call alerts: no ingress active in the group (the sum of
+// feedkit.group.ingress.active over its processes is 0 for longer than a fail-over), a
+// shard with no active consumer, feedkit.group.barriers.timed_out rising (a worker does
+// not keep up, and its producer is recovered again), feedkit.group.ingress.returned
+// above 0 (a topology that does not match).
+//
 // # Attributes
 //
 //   - messaging.system: "rabbitmq", on every message consumed.
@@ -166,6 +218,7 @@
 //   - feedkit.repair.kind: workflow.RepairKind's String ("process_begun",
 //     "restart_completed", "decision_applied", "task_created", "process_failed",
 //     "process_finished", "process_restarted").
+//   - feedkit.shard: a group's shard queue number, from 0 to Topology.Shards-1.
 //   - feedkit.cycle: a carousel cycle's name (CycleConfig.Name: at most 64 characters,
 //     one per configured cycle); never an item's id.
 //   - feedkit.carousel.operation: carousel.Op's String, "load", "save", "count" or

@@ -52,12 +52,13 @@ var carouselTable = map[string]instrument{
 	"feedkit_carousel_active":                     {gauge, nil},
 }
 
-// exported is every metric the package exports: the SDK's, the workflow engine's and
-// the carousel's.
+// exported is every metric the package exports: the SDK's, the workflow engine's, the
+// carousel's and the group's.
 var exported = func() map[string]instrument {
 	all := maps.Clone(table)
 	maps.Copy(all, workflowTable)
 	maps.Copy(all, carouselTable)
+	maps.Copy(all, groupTable)
 	return all
 }()
 

@@ -131,6 +131,59 @@
 // by every engine on it: watch it from one engine per store; the counters are told by
 // the engine that made each change, so they sum over engines.
 //
+// # A group's processes
+//
+// NewGroup exports what a group's ingress and worker (package group) count, read from
+// their Stats at each scrape: call WatchIngress and WatchWorker for what the process
+// runs. The publisher's counters of an ingress start from 0 each time it becomes the
+// active one, which rate() reads as a counter reset.
+//
+//	name                                              type     labels
+//	feedkit_group_ingress_active                      gauge
+//	feedkit_group_ingress_activations_total           counter
+//	feedkit_group_ingress_epoch                       gauge
+//	feedkit_group_ingress_connected                   gauge
+//	feedkit_group_ingress_reconnects_total            counter
+//	feedkit_group_ingress_published_total             counter
+//	feedkit_group_ingress_confirmed_total             counter
+//	feedkit_group_ingress_unconfirmed                 gauge
+//	feedkit_group_ingress_batches_total               counter
+//	feedkit_group_ingress_batched_events_total        counter
+//	feedkit_group_ingress_republished_total           counter
+//	feedkit_group_ingress_returned_total              counter
+//	feedkit_group_barriers_total                      counter
+//	feedkit_group_barriers_released_total             counter
+//	feedkit_group_barriers_timed_out_total            counter
+//	feedkit_group_barriers_cancelled_total            counter
+//	feedkit_group_global_events_sent_total            counter
+//	feedkit_group_worker_connected                    gauge
+//	feedkit_group_worker_connects_total               counter
+//	feedkit_group_worker_drops_total                  counter
+//	feedkit_group_worker_errors_total                 counter
+//	feedkit_group_worker_global_events_total          counter
+//	feedkit_group_worker_global_events_dropped_total  counter
+//	feedkit_group_shard_active                        gauge    feedkit_shard
+//	feedkit_group_shard_deliveries_total              counter  feedkit_shard
+//	feedkit_group_shard_redeliveries_total            counter  feedkit_shard
+//	feedkit_group_shard_batches_total                 counter  feedkit_shard
+//	feedkit_group_shard_events_total                  counter  feedkit_shard
+//	feedkit_group_shard_processed_total               counter  feedkit_shard
+//	feedkit_group_shard_abandoned_total               counter  feedkit_shard
+//	feedkit_group_shard_events_in_flight              gauge    feedkit_shard
+//	feedkit_group_shard_acked_total                   counter  feedkit_shard
+//	feedkit_group_shard_invalid_total                 counter  feedkit_shard
+//	feedkit_group_shard_fenced_total                  counter  feedkit_shard
+//	feedkit_group_shard_barriers_total                counter  feedkit_shard
+//	feedkit_group_shard_barriers_acked_total          counter  feedkit_shard
+//	feedkit_group_shard_epoch                         gauge    feedkit_shard
+//
+// Alert on: no ingress active in the group (sum(feedkit_group_ingress_active) == 0 for
+// longer than a fail-over); a shard with no active consumer
+// (sum by (feedkit_shard) (feedkit_group_shard_active) == 0);
+// feedkit_group_barriers_timed_out_total rising (a worker does not keep up, and its
+// producer is recovered again); feedkit_group_ingress_returned_total above 0 (a
+// topology that does not match).
+//
 // # Cost
 //
 // The methods called once per message (FeedMessageReceived, ListenerCalled, and

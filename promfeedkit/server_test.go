@@ -15,10 +15,12 @@ import (
 )
 
 // A Prometheus server scrapes the metrics and answers queries on them by the names and
-// labels the package doc gives: what a dashboard will read.
+// labels the package doc gives: what a dashboard will read. It needs RabbitMQ, for the
+// group's.
 func TestPrometheusServerScrapesTheMetrics(t *testing.T) {
 	reg := everyMetric(t)
 	addAppMetrics(t, reg) // for the dashboard's rows of the workflow engine and the carousel
+	runGroup(t, reg)      // and of the group, on RabbitMQ
 	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(target.Close)
 	srv := promserver.Start(t, promserver.Options{Targets: []string{target.Listener.Addr().String()}, ScrapeInterval: time.Second})
