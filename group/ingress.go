@@ -35,8 +35,10 @@ type IngressConfig struct {
 	// SDK configures the feed side as for one process: environment, access token,
 	// node, recovery. Give every ingress of a group the same Recovery.Store, in
 	// PostgreSQL (recovery/pgstore), so that one taking over resumes from the recovery
-	// point the last active one saved; and the same Recovery.Ledger, for the
-	// account's rate limits. SDK.Global, when set, is told what the group is told.
+	// point the last active one saved; its saves are fenced by the Toggle's generation
+	// (recovery.FencedStore), so that an ingress that lost the lease and does not know
+	// it yet cannot save over the point of the one that took over. Give them the same
+	// Recovery.Ledger too, for the account's rate limits. SDK.Global, when set, is told what the group is told.
 	// SDK.Concurrent must be nil: an ingress calls no listener.
 	SDK feedkit.Config
 	// Interests are the sessions the ingress opens; empty means one of
@@ -240,6 +242,7 @@ func (in *Ingress) serve(ctx context.Context, epoch int64) error {
 		clock: cfg.Clock, report: cfg.OnError, waiting: map[int]*barrierWait{}, told: map[int]feed.ProducerStatus{}}
 	sdkCfg := cfg.SDK
 	sdkCfg.Global = g
+	sdkCfg.Recovery.Store = withFence(sdkCfg.Recovery.Store, epoch)
 	if sdkCfg.Clock == nil {
 		sdkCfg.Clock = cfg.Clock
 	}

@@ -16,6 +16,10 @@ func TestMemoryStoreConformance(t *testing.T) {
 	recoverytest.TestStore(t, func(*testing.T) recovery.Store { return recovery.NewMemoryStore() })
 }
 
+func TestMemoryStoreFencedConformance(t *testing.T) {
+	recoverytest.TestFencedStore(t, func(*testing.T) recovery.FencedStore { return recovery.NewMemoryStore() })
+}
+
 func TestFileStoreConformance(t *testing.T) {
 	recoverytest.TestStore(t, func(t *testing.T) recovery.Store {
 		return recovery.NewFileStore(filepath.Join(t.TempDir(), "p.json"))

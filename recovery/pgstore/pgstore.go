@@ -31,6 +31,8 @@
 //	    recovery_node_id      bigint,                -- NULL for no node
 //	    last_disconnected_at  timestamptz
 //	);
+//	ALTER TABLE feedkit_recovery_producers
+//	    ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0;  -- who saved it (FencedStore)
 //
 // The statements run in one transaction under a transaction-level advisory lock, so
 // that processes starting at the same moment do not trip over each other:

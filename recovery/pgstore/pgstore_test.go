@@ -374,6 +374,30 @@ func TestErrors(t *testing.T) {
 
 // TestStoreSharedAndNormalized: what one process saves another loads, in UTC and to the
 // microsecond.
+func TestStoreFencedConformance(t *testing.T) {
+	recoverytest.TestFencedStore(t, func(t *testing.T) recovery.FencedStore { return newStore(t, pgtest.Pool(t)) })
+}
+
+// A table made before the generation column gets it, 0 for the rows it holds, and keeps
+// them.
+func TestStoreAddsTheGenerationToAnOlderTable(t *testing.T) {
+	pool := pgtest.Pool(t)
+	_, err := pool.Exec(t.Context(), `CREATE TABLE feedkit_recovery_producers (
+		producer bigint PRIMARY KEY, state text NOT NULL, last_subscribed_at timestamptz,
+		recovery_requested_at timestamptz, recovery_snapshot_id bigint NOT NULL,
+		recovery_node_id bigint, last_disconnected_at timestamptz)`)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `INSERT INTO feedkit_recovery_producers (producer, state, recovery_snapshot_id) VALUES (1, 'healthy', 7)`)
+	require.NoError(t, err)
+	s := newStore(t, pool)
+	got, err := s.Load(t.Context())
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(7), got[0].RecoverySnapshotID)
+	require.NoError(t, s.SaveGeneration(t.Context(), got[0], 1), "the old row is generation 0")
+	assert.ErrorIs(t, s.Save(t.Context(), got[0]), recovery.ErrFenced)
+}
+
 func TestStoreSharedAndNormalized(t *testing.T) {
 	p1 := pgtest.Pool(t)
 	s1, s2 := newStore(t, p1), newStore(t, pgtest.SecondPool(t, p1))

@@ -13,9 +13,10 @@ import (
 	"github.com/feedkit/feedkit/recovery"
 )
 
-var _ recovery.Store = (*Store)(nil)
+var _ recovery.FencedStore = (*Store)(nil)
 
-// Store is a recovery.Store in a PostgreSQL table, one row per producer. It is safe for
+// Store is a recovery.Store in a PostgreSQL table, one row per producer, and a
+// recovery.FencedStore: each row keeps the generation that saved it. It is safe for
 // concurrent use. Record times come back in UTC, truncated to the microsecond.
 type Store struct {
 	pool *pgxpool.Pool
@@ -42,6 +43,8 @@ func NewStore(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 			recovery_node_id      bigint,
 			last_disconnected_at  timestamptz
 		)`,
+		// Added after the table's first version: a table made before gets it, 0.
+		`ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0`,
 	)
 	if err != nil {
 		return nil, err
@@ -50,14 +53,17 @@ func NewStore(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 	return &Store{
 		pool:    pool,
 		loadSQL: `SELECT ` + columns + ` FROM ` + table,
-		saveSQL: `INSERT INTO ` + table + ` (` + columns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		// A row saved by a later generation is left as it is: no row affected.
+		saveSQL: `INSERT INTO ` + table + ` (` + columns + `, generation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (producer) DO UPDATE SET
 				state = EXCLUDED.state,
 				last_subscribed_at = EXCLUDED.last_subscribed_at,
 				recovery_requested_at = EXCLUDED.recovery_requested_at,
 				recovery_snapshot_id = EXCLUDED.recovery_snapshot_id,
 				recovery_node_id = EXCLUDED.recovery_node_id,
-				last_disconnected_at = EXCLUDED.last_disconnected_at`,
+				last_disconnected_at = EXCLUDED.last_disconnected_at,
+				generation = EXCLUDED.generation
+			WHERE ` + table + `.generation <= EXCLUDED.generation`,
 	}, nil
 }
 
@@ -100,16 +106,26 @@ func (s *Store) Load(ctx context.Context) ([]recovery.Record, error) {
 }
 
 // Save implements recovery.Store: it inserts the record of r.Producer, or replaces it.
-// Its times are stored truncated to the microsecond; zero times as NULL.
+// Its times are stored truncated to the microsecond; zero times as NULL. It is
+// SaveGeneration with generation 0.
 func (s *Store) Save(ctx context.Context, r recovery.Record) error {
+	return s.SaveGeneration(ctx, r, 0)
+}
+
+// SaveGeneration implements recovery.FencedStore, in one statement: the row is written
+// only if the generation that saved it last is not later than gen.
+func (s *Store) SaveGeneration(ctx context.Context, r recovery.Record, gen int64) error {
 	state, err := r.State.MarshalText()
 	if err != nil {
 		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
 	}
-	_, err = s.pool.Exec(ctx, s.saveSQL, int64(r.Producer), string(state),
-		pgschema.InNull(r.LastSubscribedAt), pgschema.InNull(r.RecoveryRequestedAt), r.RecoverySnapshotID, nodeToDB(r.RecoveryNodeID), pgschema.InNull(r.LastDisconnectedAt))
+	tag, err := s.pool.Exec(ctx, s.saveSQL, int64(r.Producer), string(state),
+		pgschema.InNull(r.LastSubscribedAt), pgschema.InNull(r.RecoveryRequestedAt), r.RecoverySnapshotID, nodeToDB(r.RecoveryNodeID), pgschema.InNull(r.LastDisconnectedAt), gen)
 	if err != nil {
 		return fmt.Errorf("pgstore: save producer %d: %w", r.Producer, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("pgstore: save producer %d as generation %d: %w", r.Producer, gen, recovery.ErrFenced)
 	}
 	return nil
 }

@@ -397,3 +397,30 @@ func TestStore(t *testing.T, newStore func(t *testing.T) recovery.Store) {
 		assert.ElementsMatch(t, want, got)
 	})
 }
+
+// TestFencedStore runs the conformance suite of recovery.FencedStore. newStore must
+// return an empty store of its own on every call.
+func TestFencedStore(t *testing.T, newStore func(t *testing.T) recovery.FencedStore) {
+	t.Run("LaterGenerationFencesEarlier", func(t *testing.T) {
+		s := newStore(t)
+		ctx := t.Context()
+		rec := func(producer int, min int) recovery.Record {
+			return recovery.Record{Producer: producer, LastSubscribedAt: t0.Add(time.Duration(min) * time.Minute)}
+		}
+		require.NoError(t, s.SaveGeneration(ctx, rec(1, 1), 1))
+		require.NoError(t, s.SaveGeneration(ctx, rec(1, 2), 2), "a later generation")
+		require.NoError(t, s.SaveGeneration(ctx, rec(1, 3), 2), "the same generation again")
+		err := s.SaveGeneration(ctx, rec(1, 9), 1)
+		require.ErrorIs(t, err, recovery.ErrFenced, "an earlier generation")
+		require.ErrorIs(t, s.Save(ctx, rec(1, 9)), recovery.ErrFenced, "Save is generation 0")
+		require.NoError(t, s.SaveGeneration(ctx, rec(2, 9), 1), "each record has its own generation")
+		got, err := s.Load(ctx)
+		require.NoError(t, err)
+		byProducer := map[int]time.Time{}
+		for _, r := range got {
+			byProducer[r.Producer] = r.LastSubscribedAt
+		}
+		assert.Equal(t, map[int]time.Time{1: t0.Add(3 * time.Minute), 2: t0.Add(9 * time.Minute)}, byProducer,
+			"the refused saves changed nothing")
+	})
+}
