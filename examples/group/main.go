@@ -147,6 +147,7 @@ type options struct {
 	work      time.Duration
 	progress  time.Duration
 	drain     time.Duration
+	http      string
 
 	k      int   // the group's number of shards: -shards for ingress and all, -of for worker
 	consum []int // the worker's shards
@@ -180,6 +181,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.threads, "threads", 10, "worker, single: the listener's concurrent workers (matches in parallel, each match's messages in order)")
 	fs.DurationVar(&o.work, "work", 0, "worker, single, all: how long the listener takes per message, as one writing to a database would")
 	fs.DurationVar(&o.progress, "progress", time.Second, "interval between progress lines")
+	fs.StringVar(&o.http, "http", "", "ingress, worker: serve the group's Prometheus metrics of this process at /metrics on this address (empty: none)")
 	fs.DurationVar(&o.drain, "drain", time.Minute, "all: once the feed has stopped, how long to wait for the workers to process what it sent")
 	if err := fs.Parse(args); err != nil {
 		return o, err

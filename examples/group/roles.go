@@ -18,6 +18,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/group"
+	"github.com/feedkit/feedkit/promfeedkit"
 	"github.com/feedkit/feedkit/recovery"
 	rpgstore "github.com/feedkit/feedkit/recovery/pgstore"
 )
@@ -237,6 +238,9 @@ func runIngress(ctx context.Context, o options, out *printer) error {
 		o.exchange, o.k, o.prefix, o.k-1, where)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if err := serveMetrics(runCtx, o.http, func(m *promfeedkit.GroupMetrics) error { return m.WatchIngress(in) }, out); err != nil {
+		return err
+	}
 	ran := make(chan error, 1)
 	go func() { ran <- in.Run(runCtx) }()
 	tick := time.NewTicker(o.progress)
@@ -280,6 +284,9 @@ func runWorker(ctx context.Context, o options, out *printer) error {
 		return err
 	}
 	out.printf("worker: shards %s of %d, %d threads", shardList(o.consum), o.k, o.threads)
+	if err := serveMetrics(ctx, o.http, func(m *promfeedkit.GroupMetrics) error { return m.WatchWorker(w) }, out); err != nil {
+		return err
+	}
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
 	tick := time.NewTicker(o.progress)
