@@ -6,15 +6,13 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/ingestbench"
 	"github.com/feedkit/feedkit/internal/testenv"
 )
 
@@ -76,55 +74,26 @@ func BenchmarkIngestRabbitMQ(b *testing.B) {
 	before := measureRaw(b, url, cfg, publish)
 	sdk := measureSDK(b, cfg, publish)
 	after := measureRaw(b, url, cfg, publish)
-	raw := ingestRate{msgsPerSec: (before.msgsPerSec + after.msgsPerSec) / 2, cpuPerMsg: (before.cpuPerMsg + after.cpuPerMsg) / 2}
-	b.ReportMetric(sdk.msgsPerSec, "msgs/s")
-	b.ReportMetric(raw.msgsPerSec, "raw-msgs/s")
-	b.ReportMetric(sdk.msgsPerSec/raw.msgsPerSec, "ratio-vs-raw")
-	b.ReportMetric(float64(sdk.cpuPerMsg.Nanoseconds())/1e3, "cpu-us/msg")
-	b.ReportMetric(float64(raw.cpuPerMsg.Nanoseconds())/1e3, "raw-cpu-us/msg")
+	raw := ingestbench.Rate{MsgsPerSec: (before.MsgsPerSec + after.MsgsPerSec) / 2, CPUPerMsg: (before.CPUPerMsg + after.CPUPerMsg) / 2}
+	b.ReportMetric(sdk.MsgsPerSec, "msgs/s")
+	b.ReportMetric(raw.MsgsPerSec, "raw-msgs/s")
+	b.ReportMetric(sdk.MsgsPerSec/raw.MsgsPerSec, "ratio-vs-raw")
+	b.ReportMetric(float64(sdk.CPUPerMsg.Nanoseconds())/1e3, "cpu-us/msg")
+	b.ReportMetric(float64(raw.CPUPerMsg.Nanoseconds())/1e3, "raw-cpu-us/msg")
 	if b.N > 1 { // the first, one-message run says nothing
 		b.Logf("N=%d: raw amqp091-go consumer %.0f msgs/s (%.0f before, %.0f after), feedkit session %.0f msgs/s, ratio %.3f; process CPU per message %v raw, %v feedkit",
-			b.N, raw.msgsPerSec, before.msgsPerSec, after.msgsPerSec, sdk.msgsPerSec, sdk.msgsPerSec/raw.msgsPerSec, raw.cpuPerMsg, sdk.cpuPerMsg)
+			b.N, raw.MsgsPerSec, before.MsgsPerSec, after.MsgsPerSec, sdk.MsgsPerSec, sdk.MsgsPerSec/raw.MsgsPerSec, raw.CPUPerMsg, sdk.CPUPerMsg)
 	}
-}
-
-// ingestRate is what one consumer achieved: messages per second, and the CPU time this
-// process spent per message meanwhile (user and system, every goroutine).
-type ingestRate struct {
-	msgsPerSec float64
-	cpuPerMsg  time.Duration
-}
-
-// window times one consumer's run.
-type window struct {
-	start time.Time
-	cpu   time.Duration
-}
-
-func startWindow() window { return window{start: time.Now(), cpu: processCPU()} }
-
-// end returns the rate of the n messages taken in the window.
-func (w window) end(n int) ingestRate {
-	elapsed, cpu := time.Since(w.start), processCPU()-w.cpu
-	return ingestRate{msgsPerSec: float64(n) / elapsed.Seconds(), cpuPerMsg: cpu / time.Duration(max(n, 1))}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // measureSDK measures a session with a listener that only counts.
-func measureSDK(b *testing.B, cfg rabbitmq.Config, publish func(int)) ingestRate {
+func measureSDK(b *testing.B, cfg rabbitmq.Config, publish func(int)) ingestbench.Rate {
 	tr, err := rabbitmq.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &countingListener{want: int64(b.N), done: make(chan struct{}), gate: make(chan struct{})}
-	up := &upSignal{ch: make(chan struct{}, 1)}
+	l := ingestbench.NewCountingListener(b.N)
+	up := ingestbench.NewUpSignal()
 	s, err := feed.NewSession(tr, feed.SessionConfig{Listener: l, Global: up})
 	if err != nil {
 		b.Fatal(err)
@@ -133,51 +102,21 @@ func measureSDK(b *testing.B, cfg rabbitmq.Config, publish func(int)) ingestRate
 		b.Fatal(err)
 	}
 	defer func() { _ = s.Close(context.Background()) }()
-	<-up.ch
+	<-up.C
 	publish(b.N)
 
 	held := s.Stats().Received
-	w := startWindow()
+	w := ingestbench.Start()
 	b.StartTimer()
-	close(l.gate)
-	<-l.done
+	close(l.Gate)
+	<-l.Done
 	b.StopTimer()
-	return w.end(b.N - int(held))
-}
-
-// upSignal signals the session's first ConnectionUp.
-type upSignal struct {
-	feed.BaseGlobalEventsListener
-	ch chan struct{}
-}
-
-func (u *upSignal) OnConnectionUp(context.Context, feed.SessionRef) {
-	select {
-	case u.ch <- struct{}{}:
-	default:
-	}
-}
-
-// countingListener counts decoded odds changes; the first call waits for gate.
-type countingListener struct {
-	feed.BaseOddsFeedListener
-	n    atomic.Int64
-	want int64
-	gate chan struct{}
-	done chan struct{}
-}
-
-func (c *countingListener) OnOddsChange(context.Context, *feed.OddsChange) error {
-	<-c.gate
-	if c.n.Add(1) == c.want {
-		close(c.done)
-	}
-	return nil
+	return w.End(b.N - int(held))
 }
 
 // measureRaw measures a plain amqp091-go consumer: manual acknowledgement with the
 // transport's batching, and nothing else.
-func measureRaw(b *testing.B, url string, cfg rabbitmq.Config, publish func(int)) ingestRate {
+func measureRaw(b *testing.B, url string, cfg rabbitmq.Config, publish func(int)) ingestbench.Rate {
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		b.Fatal(err)
@@ -219,7 +158,7 @@ func measureRaw(b *testing.B, url string, cfg rabbitmq.Config, publish func(int)
 	)
 	// Like the session, hold the first message until the clock starts.
 	received(<-deliveries)
-	w := startWindow() // timed by hand: the benchmark's own timer is the session's
+	w := ingestbench.Start() // timed by hand: the benchmark's own timer is the session's
 	for taken < b.N {
 		select {
 		case d := <-deliveries:
@@ -232,7 +171,7 @@ func measureRaw(b *testing.B, url string, cfg rabbitmq.Config, publish func(int)
 			received(<-deliveries)
 		}
 	}
-	rate := w.end(b.N - 1)
+	rate := w.End(b.N - 1)
 	if unacked > 0 {
 		_ = ch.Ack(lastTag, true)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/internal/ingestbench"
 	"github.com/feedkit/feedkit/internal/testenv"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -79,34 +79,8 @@ func benchName(what string) string {
 	return fmt.Sprintf("bench-%s-%d-%d", what, os.Getpid(), benchRun.Add(1))
 }
 
-// rate is what one side of a benchmark achieved: messages per second, and the CPU time
-// this process spent per message meanwhile (user and system, every goroutine).
-type rate struct {
-	msgsPerSec float64
-	cpuPerMsg  time.Duration
-}
-
-// window times one side's run.
-type window struct {
-	start time.Time
-	cpu   time.Duration
-}
-
-func startWindow() window { return window{start: time.Now(), cpu: processCPU()} }
-
-// end returns the rate of n messages in the window.
-func (w window) end(n int) rate {
-	elapsed, cpu := time.Since(w.start), processCPU()-w.cpu
-	return rate{msgsPerSec: float64(n) / elapsed.Seconds(), cpuPerMsg: cpu / time.Duration(max(n, 1))}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+// rate is what one side of a benchmark achieved.
+type rate = ingestbench.Rate
 
 // ratio is a/b, or 0 when b is: a run of one message (-benchtime 1x) measures nothing.
 func ratio(a, b float64) float64 {
@@ -191,16 +165,16 @@ func BenchmarkGroupShards(b *testing.B) {
 			msgs := benchMessages(b)
 			one := measureShards(b, url, msgs, 1, threads, false)
 			four := measureShards(b, url, msgs, 4, threads, true)
-			b.ReportMetric(four.msgsPerSec, "msgs/s")
-			b.ReportMetric(one.msgsPerSec, "1-shard-msgs/s")
-			b.ReportMetric(ratio(four.msgsPerSec, one.msgsPerSec), "x-of-1-shard")
+			b.ReportMetric(four.MsgsPerSec, "msgs/s")
+			b.ReportMetric(one.MsgsPerSec, "1-shard-msgs/s")
+			b.ReportMetric(ratio(four.MsgsPerSec, one.MsgsPerSec), "x-of-1-shard")
 			b.ReportMetric(four.maxShare, "max-shard-share")
-			b.ReportMetric(usPerMsg(four.cpuPerMsg), "cpu-us/msg")
-			b.ReportMetric(usPerMsg(one.cpuPerMsg), "1-shard-cpu-us/msg")
+			b.ReportMetric(usPerMsg(four.CPUPerMsg), "cpu-us/msg")
+			b.ReportMetric(usPerMsg(one.CPUPerMsg), "1-shard-cpu-us/msg")
 			if b.N > 1 {
 				b.Logf("N=%d, %d threads per worker: 1 shard %.0f msgs/s (%v), 4 shards %.0f msgs/s (queues %v done at %v), x%.2f; process CPU per message %v and %v",
-					b.N, threads, one.msgsPerSec, one.finished[0], four.msgsPerSec, four.depths, four.finished,
-					four.msgsPerSec/one.msgsPerSec, one.cpuPerMsg, four.cpuPerMsg)
+					b.N, threads, one.MsgsPerSec, one.finished[0], four.MsgsPerSec, four.depths, four.finished,
+					four.MsgsPerSec/one.MsgsPerSec, one.CPUPerMsg, four.CPUPerMsg)
 			}
 		})
 	}
@@ -251,7 +225,7 @@ func measureShards(b *testing.B, url string, msgs []benchMessage, k, threads int
 			<-run.ready
 		}
 	}
-	w := startWindow()
+	w := ingestbench.Start()
 	if timed {
 		b.StartTimer()
 	}
@@ -260,11 +234,11 @@ func measureShards(b *testing.B, url string, msgs []benchMessage, k, threads int
 	if timed {
 		b.StopTimer()
 	}
-	r := w.end(b.N)
+	r := w.End(b.N)
 	finished := make([]time.Duration, k) // when each shard's last listener call returned
 	for n := range k {
 		if t := run.last[n].Load(); t != 0 {
-			finished[n] = time.Unix(0, t).Sub(w.start).Round(time.Millisecond)
+			finished[n] = time.Unix(0, t).Sub(w.Began()).Round(time.Millisecond)
 		}
 	}
 	stop()
@@ -428,24 +402,24 @@ func BenchmarkGroupIngress(b *testing.B) {
 	in := measureIngress(b, url, cfg, publish)
 	relay := measureRelay(b, url, cfg, publish)
 	after := measureSDKIngest(b, cfg, publish)
-	sdk := rate{msgsPerSec: (before.msgsPerSec + after.msgsPerSec) / 2, cpuPerMsg: (before.cpuPerMsg + after.cpuPerMsg) / 2}
-	b.ReportMetric(in.msgsPerSec, "msgs/s")
-	b.ReportMetric(sdk.msgsPerSec, "sdk-msgs/s")
-	b.ReportMetric(ratio(in.msgsPerSec, sdk.msgsPerSec), "ratio-vs-sdk")
-	b.ReportMetric(relay.msgsPerSec, "relay-msgs/s")
-	b.ReportMetric(ratio(in.msgsPerSec, relay.msgsPerSec), "x-of-relay")
-	b.ReportMetric(usPerMsg(in.cpuPerMsg), "cpu-us/msg")
-	b.ReportMetric(usPerMsg(sdk.cpuPerMsg), "sdk-cpu-us/msg")
-	b.ReportMetric(usPerMsg(relay.cpuPerMsg), "relay-cpu-us/msg")
+	sdk := rate{MsgsPerSec: (before.MsgsPerSec + after.MsgsPerSec) / 2, CPUPerMsg: (before.CPUPerMsg + after.CPUPerMsg) / 2}
+	b.ReportMetric(in.MsgsPerSec, "msgs/s")
+	b.ReportMetric(sdk.MsgsPerSec, "sdk-msgs/s")
+	b.ReportMetric(ratio(in.MsgsPerSec, sdk.MsgsPerSec), "ratio-vs-sdk")
+	b.ReportMetric(relay.MsgsPerSec, "relay-msgs/s")
+	b.ReportMetric(ratio(in.MsgsPerSec, relay.MsgsPerSec), "x-of-relay")
+	b.ReportMetric(usPerMsg(in.CPUPerMsg), "cpu-us/msg")
+	b.ReportMetric(usPerMsg(sdk.CPUPerMsg), "sdk-cpu-us/msg")
+	b.ReportMetric(usPerMsg(relay.CPUPerMsg), "relay-cpu-us/msg")
 	if b.N > 1 {
 		b.Logf("N=%d: SDK %.0f msgs/s (%.0f before, %.0f after), ingress %.0f msgs/s, ratio %.3f; relay without batches %.0f msgs/s; process CPU per message %v SDK, %v ingress, %v relay",
-			b.N, sdk.msgsPerSec, before.msgsPerSec, after.msgsPerSec, in.msgsPerSec, in.msgsPerSec/sdk.msgsPerSec,
-			relay.msgsPerSec, sdk.cpuPerMsg, in.cpuPerMsg, relay.cpuPerMsg)
+			b.N, sdk.MsgsPerSec, before.MsgsPerSec, after.MsgsPerSec, in.MsgsPerSec, in.MsgsPerSec/sdk.MsgsPerSec,
+			relay.MsgsPerSec, sdk.CPUPerMsg, in.CPUPerMsg, relay.CPUPerMsg)
 	}
 }
 
 // benchSDKConfig is the SDK of both sides: the feed from tr, no API, no recoveries.
-func benchSDKConfig(tr feed.Transport, up *upSignal) feedkit.Config {
+func benchSDKConfig(tr feed.Transport, up *ingestbench.UpSignal) feedkit.Config {
 	return feedkit.Config{Transport: tr, Node: feed.Node(1), Global: up, Recovery: recovery.Config{Disabled: true}}
 }
 
@@ -457,12 +431,12 @@ func measureSDKIngest(b *testing.B, cfg rabbitmq.Config, publish func(int)) rate
 	if err != nil {
 		b.Fatal(err)
 	}
-	up := &upSignal{ch: make(chan struct{}, 1)}
+	up := ingestbench.NewUpSignal()
 	sdk, err := feedkit.New(benchSDKConfig(tr, up))
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &countingListener{want: int64(b.N), gate: make(chan struct{}), done: make(chan struct{})}
+	l := ingestbench.NewCountingListener(b.N)
 	if err := sdk.AddSession(feed.AllMessages, l); err != nil {
 		b.Fatal(err)
 	}
@@ -474,14 +448,14 @@ func measureSDKIngest(b *testing.B, cfg rabbitmq.Config, publish func(int)) rate
 			b.Error(err)
 		}
 	}()
-	<-up.ch
+	<-up.C
 	publish(b.N)
 
 	held := sdk.Stats().Sessions[0].Received
-	w := startWindow()
-	close(l.gate)
-	<-l.done
-	return w.end(b.N - int(held))
+	w := ingestbench.Start()
+	close(l.Gate)
+	<-l.Done
+	return w.End(b.N - int(held))
 }
 
 // measureIngress measures the ingress: a forwarding session with the ingress's
@@ -508,7 +482,7 @@ func measureIngress(b *testing.B, url string, cfg rabbitmq.Config, publish func(
 	if err != nil {
 		b.Fatal(err)
 	}
-	up := &upSignal{ch: make(chan struct{}, 1)}
+	up := ingestbench.NewUpSignal()
 	sdk, err := feedkit.New(benchSDKConfig(tr, up))
 	if err != nil {
 		b.Fatal(err)
@@ -530,13 +504,13 @@ func measureIngress(b *testing.B, url string, cfg rabbitmq.Config, publish func(
 			b.Error(err)
 		}
 	}()
-	<-up.ch
+	<-up.C
 	publish(b.N)
 
 	// The Forwarder's first Dispatch is waiting: what the session read before now
 	// is not counted.
 	before := sdk.Stats().Sessions[0].Received
-	w := startWindow()
+	w := ingestbench.Start()
 	b.StartTimer()
 	close(held.gate)
 	<-held.dispatched
@@ -544,7 +518,7 @@ func measureIngress(b *testing.B, url string, cfg rabbitmq.Config, publish func(
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	r := w.end(b.N - int(before))
+	r := w.End(b.N - int(before))
 	st := gpub.stats()
 	if st.Confirmed != uint64(b.N) || st.Republished != 0 {
 		b.Fatalf("ingress publisher: %+v, %d events", st, b.N)
@@ -613,7 +587,7 @@ func measureRelay(b *testing.B, url string, cfg rabbitmq.Config, publish func(in
 	}
 	// Like the others, hold the first message until the clock starts.
 	relay(<-deliveries)
-	w := startWindow()
+	w := ingestbench.Start()
 	for confirmed < b.N {
 		var next <-chan amqp.Delivery
 		if taken < b.N && taken-confirmed < window {
@@ -633,7 +607,7 @@ func measureRelay(b *testing.B, url string, cfg rabbitmq.Config, publish func(in
 			unacked = 0
 		}
 	}
-	return w.end(b.N - 1)
+	return w.End(b.N - 1)
 }
 
 // heldForwarder is the ingress's Forwarder, its first Dispatch held until gate closes;
@@ -652,34 +626,4 @@ func (h *heldForwarder) Dispatch(ctx context.Context, ev feed.Event) error {
 		close(h.dispatched)
 	}
 	return err
-}
-
-// upSignal signals the session's first ConnectionUp.
-type upSignal struct {
-	feed.BaseGlobalEventsListener
-	ch chan struct{}
-}
-
-func (u *upSignal) OnConnectionUp(context.Context, feed.SessionRef) {
-	select {
-	case u.ch <- struct{}{}:
-	default:
-	}
-}
-
-// countingListener counts decoded odds changes; the first call waits for gate.
-type countingListener struct {
-	feed.BaseOddsFeedListener
-	n    atomic.Int64
-	want int64
-	gate chan struct{}
-	done chan struct{}
-}
-
-func (c *countingListener) OnOddsChange(context.Context, *feed.OddsChange) error {
-	<-c.gate
-	if c.n.Add(1) == c.want {
-		close(c.done)
-	}
-	return nil
 }
