@@ -19,14 +19,19 @@
 // For fail-over, run two ingresses with the same Recovery.Store in PostgreSQL
 // (recovery/pgstore) and a lease as their Toggle (carousel/pgstore.Lease, Failover
 // set): a standby takes over when the active one stops or dies, and resumes from the
-// saved recovery point. Run two workers per shard: the broker switches a shard to the
-// standby when the active worker's connection ends. Across either, a listener may get
-// a message twice (a worker's unacknowledged messages, a replay from the saved point):
-// listeners must be idempotent, as for any recovery.
+// saved recovery point, which the lease's generation fences (recovery.FencedStore): an
+// ingress that lost the lease cannot save over it. Run two workers per shard: the
+// broker switches a shard to the standby when the active worker's connection ends.
+// Across either, a listener may get a message twice (a worker's unacknowledged
+// messages, a replay from the saved point): listeners must be idempotent, as for any
+// recovery.
 //
 // The ingress picks each event's shard itself (Topology.ShardOf) and, when the feed is
 // busy, packs a shard's events into one AMQP message: the broker's cost is per message,
 // so batches let one broker take a busy feed. No broker plugin is needed.
+//
+// Ingress.Stats and Worker.Stats count what each did; promfeedkit.NewGroup and
+// otelfeedkit.NewGroup export them for on-call.
 //
 // examples/group runs the feed, ingresses and workers as separate processes.
 package group
