@@ -262,7 +262,8 @@ func measureShards(b *testing.B, url string, msgs []benchMessage, k, threads int
 	return shardRate{rate: r, depths: depths, finished: finished, maxShare: float64(slices.Max(depths)) / float64(b.N)}
 }
 
-// loadShards publishes n event messages to their shard queues, as the ingress does, and returns once the broker has confirmed them all: message i is match
+// loadShards publishes n event messages to their shard queues, as the ingress does,
+// and returns once the broker has confirmed them all: message i is match
 // i%benchMatches's.
 func loadShards(b *testing.B, url string, top Topology, msgs []benchMessage, n int) {
 	b.Helper()
