@@ -81,6 +81,7 @@ type translated struct {
 var langNames = map[string]translated{
 	"en": {"Arsenal FC", "Chelsea FC", "Total", "over", "under", "Handicap", "goal", "none", "draw"},
 	"de": {"Arsenal London", "FC Chelsea", "Total", "über", "unter", "Handicap", "Tor", "kein", "unentschieden"},
+	"fr": {"Arsenal FC", "Chelsea FC", "Total", "plus de", "moins de", "Handicap", "but", "aucun", "match nul"},
 }
 
 // marketsDoc is a markets.xml of real markets, their names in one language.

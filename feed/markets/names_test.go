@@ -64,7 +64,7 @@ func TestNames(t *testing.T) {
 		{"en", 919, "player=sr:player:7|total=19.5", "", "Kane, Harry points (incl. overtime)"},
 		{"en", 919, "player=sr:player:7|total=19.5", "13", "under 19.5"},
 		{"en", 40, "", "sr:player:8", "Saka, Bukayo"},
-		{"en", 40, "", "sr:player:7,sr:player:8", "Kane, Harry, Saka, Bukayo"},
+		{"en", 40, "", "sr:player:7,sr:player:8", "Kane, Harry,Saka, Bukayo"}, // as both SDKs join them
 		{"en", 41, "score=1:1", "", "Correct score [1:1]"},
 		{"en", 41, "score=1:1", "114", "2:1"},
 		{"en", 41, "score=0:2", "110", "0:2"},
@@ -104,6 +104,25 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, int64(0), st.Refetches)
 }
 
+// French names have French ordinals; the same market in German keeps English ones.
+func TestNamesFrenchOrdinals(t *testing.T) {
+	n, _ := newNames(t, newFakeAPI())
+	ctx := context.Background()
+	for _, c := range []struct {
+		lang  string
+		specs feed.Specifiers
+		want  string
+	}{
+		{"fr", "goalnr=1", "1er but"},
+		{"fr", "goalnr=2", "2e but"},
+		{"de", "goalnr=1", "1st Tor"},
+	} {
+		got, err := n.MarketName(ctx, c.lang, match, 8, c.specs)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got, "%s %s", c.lang, c.specs)
+	}
+}
+
 // What cannot be named is an error saying what is missing, never a name that is wrong.
 func TestNamesErrors(t *testing.T) {
 	api := newFakeAPI()
@@ -128,6 +147,8 @@ func TestNamesErrors(t *testing.T) {
 		{"unknown variant", "en", match, 21, "variant=sr:exact_goals:9+", "", feed.ErrNotFound, "sr:exact_goals:9+"},
 		{"bad language", "e/n", match, 1, "", "1", nil, `language "e/n"`},
 		{"bad flex score", "en", match, 41, "score=1", "114", markets.ErrSpecifierValue, "score"},
+		{"flex score without score", "en", match, 41, "", "114", markets.ErrSpecifierMissing, "score"},
+		{"spaces around a composite id's comma", "en", match, 40, "", "sr:player:7, sr:player:8", markets.ErrUnknownOutcome, `"sr:player:7, sr:player:8"`},
 	} {
 		var err error
 		if c.outcome == "" {

@@ -37,10 +37,13 @@ func (n *Names) MarketName(ctx context.Context, lang string, event feed.URN, id 
 // lang, such as "over 2.5" for outcome 12 of market 18 with total=2.5.
 //
 // An outcome id that is a player or competitor URN (sr:player:1234), or several of them
-// separated by commas, is named from their profiles, the names joined with ", ". An
+// separated by bare commas ("sr:player:1,sr:competitor:2"), is named from their
+// profiles, the names joined with a bare comma, as both Sportradar SDKs join them
+// ("Kane, Harry,Saka, Bukayo"); an id with spaces around a comma is no such id. An
 // outcome of a flex-score market (one with the is_flex_score attribute) named as a score
 // is shifted by the score specifier (see FlexScore): outcome "1:0" with score=1:1 is
-// "2:1"; its other outcomes ("other", "draw") keep their names. An outcome the
+// "2:1"; its other outcomes ("other", "draw") keep their names, and a line without the
+// score specifier is an error (ErrSpecifierMissing), not the score unshifted. An outcome the
 // descriptions lack makes them be read again, at most once per Config.RefetchInterval,
 // and if it is still missing the error matches ErrUnknownOutcome.
 func (n *Names) OutcomeName(ctx context.Context, lang string, event feed.URN, id int, specs feed.Specifiers, outcomeID string) (string, error) {
@@ -67,6 +70,8 @@ func (n *Names) OutcomeName(ctx context.Context, lang string, event feed.URN, id
 	if err == nil && l.m.flex && strings.Contains(name, ":") {
 		if score, ok := specs.Get("score"); ok {
 			name, err = FlexScore(name, score)
+		} else {
+			err = fmt.Errorf("%w: score, which a flex-score market's outcome %q is shifted by", ErrSpecifierMissing, name)
 		}
 	}
 	if err != nil {
@@ -211,7 +216,7 @@ func (n *Names) refetch(ctx context.Context, l *lookup) bool {
 func outcomeURNs(id string) ([]feed.URN, bool) {
 	var out []feed.URN
 	for part := range strings.SplitSeq(id, ",") {
-		u, err := feed.ParseURN(strings.TrimSpace(part))
+		u, err := feed.ParseURN(part) // spaces around a comma make it no URN
 		if err != nil || (u.Type != "player" && u.Type != "competitor" && u.Type != "simple_team") {
 			return nil, false
 		}
@@ -229,15 +234,15 @@ func (n *Names) profileNames(ctx context.Context, lang string, urns []feed.URN) 
 		}
 		names[i] = name
 	}
-	return strings.Join(names, ", "), nil
+	return strings.Join(names, ","), nil
 }
 
 // render renders t, reading the event's summary or profiles only if t names them.
 func (n *Names) render(ctx context.Context, lang string, event feed.URN, t *Template, specs feed.Specifiers) (string, error) {
 	if !t.NeedsEntities() {
-		return t.Render(specs, nil)
+		return t.RenderIn(lang, specs, nil)
 	}
-	return t.Render(specs, &eventNames{n: n, ctx: ctx, lang: lang, event: event})
+	return t.RenderIn(lang, specs, &eventNames{n: n, ctx: ctx, lang: lang, event: event})
 }
 
 // eventNames gives a template the names of an event's competitors and of players.

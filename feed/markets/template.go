@@ -20,7 +20,8 @@ import (
 //	{X}         the specifier X's text as sent, untouched: total=2.50 renders "2.50"
 //	{+X}        X as a signed decimal: "+1.5", "-0.25", and "0" for any zero ("0", "-0", "0.0")
 //	{-X}        X negated, signed the same way: hcp=-1.5 renders "+1.5"
-//	{!X}        X as an English ordinal: 1st 2nd 3rd 4th 11th 12th 13th 21st 101st 111th
+//	{!X}        X as an ordinal: 1st 2nd 3rd 4th 11th 12th 13th 21st 101st 111th; in
+//	            French (RenderIn) 1er 2e 3e 11e 21e
 //	{(X+c)}     arithmetic with an unsigned integer constant c: {(X-c)}, {(c+X)}, {(c-X)};
 //	            it also follows +, - and !: {+(X+c)}, {!(inningnr+1)}
 //	{$competitor1}, {$competitor2}, {$event}
@@ -48,9 +49,14 @@ import (
 //     decimal and keep its digits after the point (hcp=0.50: {+(hcp+1)} renders "+1.50").
 //   - Integers are 32-bit, as in both SDKs; where they would wrap around on overflow,
 //     Render returns an error.
-//   - Ordinals are English in every language and never grouped: 1000th, as .NET's
-//     Humanizer writes them (int.Ordinalize(), which ignores the language asked for).
-//     Java's ICU RuleBasedNumberFormat writes them per language ("1,000th" in English).
+//   - Ordinals are English in every language but French, and never grouped: 1000th.
+//     .NET's Humanizer writes English in every language (int.Ordinalize(), which ignores
+//     the language asked for); Java's ICU RuleBasedNumberFormat writes them per language
+//     ("1,000th" in English, "1er", "2e" in French). French names asked for with
+//     RenderIn take ICU's French: 1er, then Ne (2e, 11e, 1000e), the masculine form, as
+//     market names ("1er but", "2e mi-temps") use it. Other languages get English, as
+//     .NET gives: their ordinal forms depend on gender and case that a template does not
+//     carry.
 //     A negative ordinal is an error: Humanizer writes "-1th" and ICU "−1st", and neither
 //     is a name.
 //   - {$event}: see Entities.Event.
@@ -148,10 +154,20 @@ func (t *Template) Needs() EntityNeeds { return t.needs }
 func (t *Template) NeedsEntities() bool { return t.needs != 0 }
 
 // Render renders the template with a market line's specifiers and, for the expressions
-// that need them, ent, which may be nil for a template that needs no entity. It allocates
-// only the returned string for a name of up to 128 bytes whose entity names do not
-// allocate.
+// that need them, ent, which may be nil for a template that needs no entity. Ordinals
+// are English: RenderIn renders them in the language of the names. It allocates only the
+// returned string for a name of up to 128 bytes whose entity names do not allocate.
 func (t *Template) Render(specs feed.Specifiers, ent Entities) (string, error) {
+	return t.render(english, specs, ent)
+}
+
+// RenderIn renders the template as Render does, its ordinals in lang (an ISO 639-1 code,
+// as the Sports API's languages): French for "fr", English for every other.
+func (t *Template) RenderIn(lang string, specs feed.Specifiers, ent Entities) (string, error) {
+	return t.render(ordinalsOf(lang), specs, ent)
+}
+
+func (t *Template) render(ord ordinals, specs feed.Specifiers, ent Entities) (string, error) {
 	if len(t.parts) == 1 && t.parts[0].kind == kindLiteral {
 		return t.parts[0].text, nil
 	}
@@ -160,7 +176,7 @@ func (t *Template) Render(specs feed.Specifiers, ent Entities) (string, error) {
 	for i := range t.parts {
 		p := &t.parts[i]
 		var err error
-		b, err = p.render(b, specs, ent)
+		b, err = p.render(b, ord, specs, ent)
 		if err != nil {
 			return "", t.renderError(p, err)
 		}
@@ -208,7 +224,7 @@ type part struct {
 	off, end int
 }
 
-func (p *part) render(b []byte, specs feed.Specifiers, ent Entities) ([]byte, error) {
+func (p *part) render(b []byte, ord ordinals, specs feed.Specifiers, ent Entities) ([]byte, error) {
 	switch p.kind {
 	case kindLiteral:
 		return append(b, p.text...), nil
@@ -250,7 +266,7 @@ func (p *part) render(b []byte, specs feed.Specifiers, ent Entities) ([]byte, er
 		if n < 0 {
 			return b, fmt.Errorf("%w: ordinal of negative number %d", ErrSpecifierValue, n)
 		}
-		return appendOrdinal(b, n), nil
+		return ord.append(b, n), nil
 	case kindPlus, kindMinus:
 		d, err := parseDecimal(v)
 		if err != nil {

@@ -19,9 +19,33 @@ func parseInt32(s string) (int64, error) {
 
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
-// appendOrdinal appends n (not negative) with its English ordinal suffix.
-func appendOrdinal(b []byte, n int64) []byte {
+// ordinals says how {!X} is written: in English, or in French.
+type ordinals uint8
+
+const (
+	english ordinals = iota
+	french
+)
+
+// ordinalsOf returns the ordinals of lang: French for "fr" (and "fr-CA", "fr_BE"),
+// English for any other.
+func ordinalsOf(lang string) ordinals {
+	if len(lang) >= 2 && (lang[0] == 'f' || lang[0] == 'F') && (lang[1] == 'r' || lang[1] == 'R') &&
+		(len(lang) == 2 || lang[2] == '-' || lang[2] == '_') {
+		return french
+	}
+	return english
+}
+
+// append appends n (not negative) as an ordinal.
+func (o ordinals) append(b []byte, n int64) []byte {
 	b = strconv.AppendInt(b, n, 10)
+	if o == french {
+		if n == 1 {
+			return append(b, "er"...)
+		}
+		return append(b, 'e')
+	}
 	if r := n % 100; r >= 11 && r <= 13 {
 		return append(b, "th"...)
 	}
