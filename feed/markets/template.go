@@ -54,7 +54,7 @@ import (
 //     the language asked for); Java's ICU RuleBasedNumberFormat writes them per language
 //     ("1,000th" in English, "1er", "2e" in French). French names asked for with
 //     RenderIn take ICU's French: 1er, then Ne (2e, 11e, 1000e), the masculine form, as
-//     market names ("1er but", "2e mi-temps") use it. Other languages get English, as
+//     market names ("1er but", "2e set") use it. Other languages get English, as
 //     .NET gives: their ordinal forms depend on gender and case that a template does not
 //     carry.
 //     A negative ordinal is an error: Humanizer writes "-1th" and ICU "−1st", and neither

@@ -406,29 +406,29 @@ func TestTemplateNeeds(t *testing.T) {
 // SDK's ICU does (masculine, never grouped here), and in English for every other
 // language, as Render does.
 func TestRenderInWritesFrenchOrdinals(t *testing.T) {
-	tpl, err := ParseTemplate("{!goalnr} but - {!(periodnr+1)} mi-temps")
+	tpl, err := ParseTemplate("{!goalnr} but - {!(periodnr+1)} set")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		lang, specs, want string
 	}{
-		{"fr", "goalnr=1|periodnr=0", "1er but - 1er mi-temps"},
-		{"fr", "goalnr=2|periodnr=1", "2e but - 2e mi-temps"},
-		{"fr", "goalnr=11|periodnr=20", "11e but - 21e mi-temps"},
-		{"fr", "goalnr=1000|periodnr=100", "1000e but - 101e mi-temps"},
-		{"fr-CA", "goalnr=1|periodnr=2", "1er but - 3e mi-temps"},
-		{"FR", "goalnr=3|periodnr=2", "3e but - 3e mi-temps"},
-		{"en", "goalnr=1|periodnr=1", "1st but - 2nd mi-temps"},
-		{"de", "goalnr=3|periodnr=10", "3rd but - 11th mi-temps"},
-		{"fro", "goalnr=1|periodnr=1", "1st but - 2nd mi-temps"}, // Old French is not "fr"
+		{"fr", "goalnr=1|periodnr=0", "1er but - 1er set"},
+		{"fr", "goalnr=2|periodnr=1", "2e but - 2e set"},
+		{"fr", "goalnr=11|periodnr=20", "11e but - 21e set"},
+		{"fr", "goalnr=1000|periodnr=100", "1000e but - 101e set"},
+		{"fr-CA", "goalnr=1|periodnr=2", "1er but - 3e set"},
+		{"FR", "goalnr=3|periodnr=2", "3e but - 3e set"},
+		{"en", "goalnr=1|periodnr=1", "1st but - 2nd set"},
+		{"de", "goalnr=3|periodnr=10", "3rd but - 11th set"},
+		{"fro", "goalnr=1|periodnr=1", "1st but - 2nd set"}, // Old French is not "fr"
 	} {
 		got, err := tpl.RenderIn(c.lang, feed.Specifiers(c.specs), nil)
 		if err != nil || got != c.want {
 			t.Errorf("RenderIn(%q, %s) = %q, %v; want %q", c.lang, c.specs, got, err, c.want)
 		}
 	}
-	if got, _ := tpl.Render("goalnr=1|periodnr=0", nil); got != "1st but - 1st mi-temps" {
+	if got, _ := tpl.Render("goalnr=1|periodnr=0", nil); got != "1st but - 1st set" {
 		t.Errorf("Render = %q: English", got)
 	}
 	if _, err := tpl.RenderIn("fr", "goalnr=-1|periodnr=0", nil); !errors.Is(err, ErrSpecifierValue) {
