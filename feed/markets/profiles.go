@@ -27,6 +27,10 @@ type Competitor struct {
 }
 
 type summaryXML struct {
+	XMLName xml.Name
+	// The tournament_info document a season's or a tournament's summary is.
+	Tournament *namedXML `xml:"tournament"`
+	Season     *namedXML `xml:"season"`
 	SportEvent struct {
 		ID          string `xml:"id,attr"`
 		Name        string `xml:"name,attr"`
@@ -38,13 +42,26 @@ type summaryXML struct {
 	} `xml:"sport_event"`
 }
 
+// namedXML is an element with an id and a name.
+type namedXML struct {
+	ID   string `xml:"id,attr"`
+	Name string `xml:"name,attr"`
+}
+
 // ParseEventSummary reads a sport event summary (match_summary, stage_summary, ...):
-// the event's id and name and its competitors. A summary without a sport_event id, or a
-// competitor without an id or name, is an error naming what is missing.
+// the event's id and name and its competitors. The summary of a season or a tournament
+// is a tournament_info document: its event is the season it describes, or the
+// tournament when it describes none, named as the document names it, without
+// competitors. A summary without a sport_event id (or a tournament_info without a
+// tournament or season id), or a competitor without an id or name, is an error naming
+// what is missing.
 func ParseEventSummary(b []byte) (EventSummary, error) {
 	var x summaryXML
 	if err := xml.Unmarshal(b, &x); err != nil {
 		return EventSummary{}, fmt.Errorf("markets: event summary: %w", err)
+	}
+	if x.XMLName.Local == "tournament_info" {
+		return parseTournamentInfo(&x)
 	}
 	id, err := feed.ParseURN(x.SportEvent.ID)
 	if err != nil {
@@ -72,6 +89,25 @@ func ParseEventSummary(b []byte) (EventSummary, error) {
 	}
 	s.Competitors = append(append(append(s.Competitors, home...), away...), other...)
 	return s, nil
+}
+
+// parseTournamentInfo reads the event of a season's or a tournament's summary.
+func parseTournamentInfo(x *summaryXML) (EventSummary, error) {
+	what, el := "season", x.Season
+	if el == nil || el.ID == "" {
+		what, el = "tournament", x.Tournament
+	}
+	if el == nil || el.ID == "" {
+		return EventSummary{}, fmt.Errorf("markets: event summary: a tournament_info without a season or a tournament id")
+	}
+	id, err := feed.ParseURN(el.ID)
+	if err != nil {
+		return EventSummary{}, fmt.Errorf("markets: event summary: tournament_info's %s id: %w", what, err)
+	}
+	if el.Name == "" {
+		return EventSummary{}, fmt.Errorf("markets: event summary: tournament_info's %s %s has no name", what, id)
+	}
+	return EventSummary{Event: id, Name: el.Name}, nil
 }
 
 type profileXML struct {
