@@ -42,7 +42,7 @@ func TestParseEventSummaryOfASeasonOrATournament(t *testing.T) {
 	for doc, want := range map[string]string{
 		`<tournament_info/>`: "without a season or a tournament id",
 		`<tournament_info><tournament id="17" name="x"/></tournament_info>`:             "tournament_info's tournament id",
-		`<tournament_info><season id="sr:season:1"/></tournament_info>`:                "season sr:season:1 has no name",
+		`<tournament_info><season id="sr:season:1"/></tournament_info>`:                 "season sr:season:1 has no name",
 		`<tournament_info><tournament id="sr:tournament:1" name=""/></tournament_info>`: "tournament sr:tournament:1 has no name",
 	} {
 		_, err := markets.ParseEventSummary([]byte(doc))
