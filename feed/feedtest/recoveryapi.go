@@ -82,16 +82,44 @@ func (s *Simulator) APIHandler(acct Account) http.Handler {
 		s.serveEventRecovery(w, r, true)
 	})
 	s.registerSportsAPI(mux)
+	// What no route takes is answered as the API answers it: a <response>, not Go's
+	// plain-text 404.
+	mux.HandleFunc(routeUnknown, func(w http.ResponseWriter, r *http.Request) {
+		if allowed := otherMethods(mux, r); len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeResponse(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed here: "+strings.Join(allowed, ", "))
+			return
+		}
+		notFound(w, r, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
 	return s.countRequests(mux)
+}
+
+// routeUnknown takes the requests that no route of the API's takes.
+const routeUnknown = "/"
+
+// otherMethods returns the methods that a route of mux takes r's path with: a request
+// the catch-all got although its path is a route's came with the wrong method (405).
+func otherMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != routeUnknown && pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	return allowed
 }
 
 func (s *Simulator) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("x-access-token") == s.cfg.AccessToken {
 		return true
 	}
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(http.StatusUnauthorized)
-	fmt.Fprint(w, `<response response_code="FORBIDDEN"><action>missing or wrong x-access-token</action></response>`)
+	writeResponse(w, r, http.StatusUnauthorized, "missing or wrong x-access-token")
 	return false
 }
 
@@ -217,15 +245,7 @@ func (s *Simulator) serveRecovery(w http.ResponseWriter, r *http.Request, event 
 	}
 	s.mu.Unlock()
 
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(status)
-	code := "ACCEPTED"
-	if status != http.StatusAccepted {
-		code = http.StatusText(status)
-	}
-	fmt.Fprintf(w, `<response response_code="%s"><action>`, code)
-	_ = xml.EscapeText(w, []byte(msg))
-	fmt.Fprint(w, `</action></response>`)
+	writeResponse(w, r, status, msg)
 	if status == http.StatusAccepted {
 		go func() {
 			defer func() {

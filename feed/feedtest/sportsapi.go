@@ -55,6 +55,9 @@ type apiCounter struct {
 func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
+		if pattern == routeUnknown {
+			pattern = "" // matched no route of the API's
+		}
 		s.apiStats.mu.Lock()
 		if s.apiStats.byPattern == nil {
 			s.apiStats.byPattern = make(map[string]int)
@@ -91,15 +94,6 @@ func (s *Simulator) language(w http.ResponseWriter, r *http.Request) int {
 		return -1
 	}
 	return l
-}
-
-// notFound answers 404 as the API does, with the URL and the reason.
-func notFound(w http.ResponseWriter, r *http.Request, msg string) {
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(http.StatusNotFound)
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>`+"\n"+
-		`<response response_code="NOT_FOUND"><action>%s</action><message>%s</message></response>`,
-		escapeAttr(r.URL.Path), escapeAttr(msg))
 }
 
 func startXML(w http.ResponseWriter) {
@@ -327,10 +321,7 @@ func (s *Simulator) servePlayerProfile(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `<player_profile xmlns="%s" generated_at="%s">`+"\n", unifiedNamespace, s.clock.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, `  <player id="%s" name="%s" full_name="%s" type="%s" date_of_birth="%d-%02d-%02d" nationality="%s" country_code="%s" jersey_number="%d" gender="male"/>`+"\n",
 		p.urn, escapeAttr(p.name()), escapeAttr(p.first+" "+p.last), p.position, 1990+p.index%12, 1+p.team%12, 1+p.index, c[0], c[1], p.index+1)
-	io.WriteString(w, "  <roles>\n")
-	fmt.Fprintf(w, `    <role type="competitor" active="true"><competitor id="%s" name="%s" abbreviation="%s"/></role>`+"\n",
-		competitorURN(p.team), escapeAttr(teamNames[p.team]), escapeAttr(teamAbbreviation(p.team)))
-	io.WriteString(w, "  </roles>\n</player_profile>\n")
+	io.WriteString(w, "</player_profile>\n")
 }
 
 func (s *Simulator) serveCompetitorProfile(w http.ResponseWriter, r *http.Request) {
