@@ -2,7 +2,6 @@ package group_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -10,13 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/group"
+	"github.com/feedkit/feedkit/internal/grouptest"
 	"github.com/feedkit/feedkit/internal/testenv"
-	"github.com/feedkit/feedkit/recovery"
 )
 
 // A worker whose listener is stuck on a recovery's message never acknowledges the
@@ -29,15 +27,8 @@ func TestGroupRecoversAProducerWhoseBarrierIsNotAcknowledged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*guard)
 	defer cancel()
 
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 10,
-		Rate: 200, AliveInterval: aliveInterval, HistoryAge: 10 * time.Minute, Seed: 36})
-	require.NoError(t, err)
-	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
-	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", api.URL)
+	f := grouptest.NewFeed(t, grouptest.FeedOptions{Matches: 10, Rate: 200, AliveInterval: aliveInterval, Seed: 36})
+	sim := f.Sim
 	// Some traffic before the SDK opens, for its first recovery to replay.
 	require.NoError(t, sim.Publish(ctx, 50))
 
@@ -49,10 +40,7 @@ func TestGroupRecoversAProducerWhoseBarrierIsNotAcknowledged(t *testing.T) {
 		}
 	}
 	in, err := group.NewIngress(group.IngressConfig{
-		SDK: feedkit.Config{Environment: &env, AccessToken: feedtest.DefaultAccessToken, Transport: broker,
-			Node: feed.Node(1), OnError: onError,
-			Recovery: recovery.Config{HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
-				CheckInterval: checkInterval}},
+		SDK: f.SDKConfig(onError, heartbeatLimit, checkInterval, nil),
 		URL: url, Topology: top, BarrierTimeout: time.Second, OnError: onError,
 	})
 	require.NoError(t, err)

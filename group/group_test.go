@@ -3,7 +3,6 @@ package group_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -13,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/feedkit/feedkit"
 	"github.com/feedkit/feedkit/carousel"
 	"github.com/feedkit/feedkit/concurrent"
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/group"
+	"github.com/feedkit/feedkit/internal/grouptest"
 	"github.com/feedkit/feedkit/internal/testenv"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -210,15 +209,8 @@ func TestGroupDeliversEverythingAcrossFailOvers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*guard)
 	defer cancel()
 
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 40,
-		Rate: 1000, AliveInterval: aliveInterval, HistoryAge: 10 * time.Minute, Seed: 35})
-	require.NoError(t, err)
-	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
-	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", api.URL)
+	f := grouptest.NewFeed(t, grouptest.FeedOptions{Matches: 40, Rate: 1000, AliveInterval: aliveInterval, Seed: 35})
+	sim, lo := f.Sim, f.Producer
 	store := recovery.NewMemoryStore() // the ingresses' shared recovery point
 
 	errs := make(chan error, 1000)
@@ -235,10 +227,7 @@ func TestGroupDeliversEverythingAcrossFailOvers(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		passive[name] = make(chan int64, 4)
 		in, err := group.NewIngress(group.IngressConfig{
-			SDK: feedkit.Config{Environment: &env, AccessToken: feedtest.DefaultAccessToken, Transport: broker,
-				Node: feed.Node(1), OnError: onError,
-				Recovery: recovery.Config{HeartbeatLimits: map[int]time.Duration{lo.ID: heartbeatLimit},
-					CheckInterval: checkInterval, Store: store}},
+			SDK: f.SDKConfig(onError, heartbeatLimit, checkInterval, store),
 			URL: url, Topology: top, Toggle: toggle{owner, name}, ToggleInterval: 50 * time.Millisecond,
 			BarrierTimeout: time.Minute, StatusInterval: 200 * time.Millisecond, OnError: onError,
 			OnStateChange: func(active bool, epoch int64) {

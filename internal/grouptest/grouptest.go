@@ -1,6 +1,6 @@
-// Package grouptest runs a small group (package group) on RabbitMQ for the metrics
-// adapters' tests: an ingress and a worker of two shards on the simulator, through a
-// recovery and live traffic.
+// Package grouptest holds what the tests of a group (package group) share: the feed
+// they run on (NewFeed), and a small group on RabbitMQ for the metrics adapters' tests
+// (Start), an ingress and a worker of two shards through a recovery and live traffic.
 package grouptest
 
 import (
@@ -30,23 +30,13 @@ func Start(t *testing.T) (*group.Ingress, *group.Worker) {
 	top := group.Topology{Prefix: "m", Shards: 2}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 20,
-		Rate: 500, AliveInterval: 200 * time.Millisecond, HistoryAge: 10 * time.Minute, Seed: 34})
-	require.NoError(t, err)
-	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
-	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", api.URL)
+	f := NewFeed(t, FeedOptions{Matches: 20, Rate: 500, AliveInterval: 200 * time.Millisecond, Seed: 34})
+	sim := f.Sim
 	require.NoError(t, sim.Publish(ctx, 100)) // for the first recovery to replay
 
 	onError := func(err error) { t.Log(err) }
 	in, err := group.NewIngress(group.IngressConfig{
-		SDK: feedkit.Config{Environment: &env, AccessToken: feedtest.DefaultAccessToken, Transport: broker,
-			Node: feed.Node(1), OnError: onError,
-			Recovery: recovery.Config{HeartbeatLimits: map[int]time.Duration{lo.ID: 2 * time.Second},
-				CheckInterval: 100 * time.Millisecond}},
+		SDK: f.SDKConfig(onError, 2*time.Second, 100*time.Millisecond, nil),
 		URL: url, Topology: top, OnError: onError,
 	})
 	require.NoError(t, err)
@@ -78,6 +68,48 @@ func Start(t *testing.T) (*group.Ingress, *group.Worker) {
 	stopSim()
 	require.NoError(t, <-simRan)
 	return in, w
+}
+
+// FeedOptions are what a test's feed varies.
+type FeedOptions struct {
+	Matches       int
+	Rate          float64
+	AliveInterval time.Duration
+	Seed          uint64
+}
+
+// Feed is the feed of a group's test: the simulator publishing producer 1's messages to
+// an embedded broker, keeping 10 minutes of history, with its API served.
+type Feed struct {
+	Broker   *feedtest.Broker
+	Sim      *feedtest.Simulator
+	Env      feedkit.Environment
+	Producer feed.Producer
+}
+
+// NewFeed starts a Feed, closed when the test ends.
+func NewFeed(t *testing.T, o FeedOptions) *Feed {
+	t.Helper()
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: o.Matches,
+		Rate: o.Rate, AliveInterval: o.AliveInterval, HistoryAge: 10 * time.Minute, Seed: o.Seed})
+	require.NoError(t, err)
+	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
+	t.Cleanup(api.Close)
+	return &Feed{Broker: broker, Sim: sim, Env: feedkit.CustomEnvironment("", api.URL), Producer: lo}
+}
+
+// SDKConfig is an ingress's SDK on the feed: node 1, the producer down after heartbeat
+// without an alive, checked every check, its recovery point in store (nil: the SDK's
+// default).
+func (f *Feed) SDKConfig(onError func(error), heartbeat, check time.Duration, store recovery.Store) feedkit.Config {
+	env := f.Env
+	return feedkit.Config{Environment: &env, AccessToken: feedtest.DefaultAccessToken, Transport: f.Broker,
+		Node: feed.Node(1), OnError: onError,
+		Recovery: recovery.Config{HeartbeatLimits: map[int]time.Duration{f.Producer.ID: heartbeat},
+			CheckInterval: check, Store: store}}
 }
 
 // upListener signals the producer's up, as the group tells it to a worker.
