@@ -59,6 +59,12 @@ type SerialDispatcher struct {
 	cur      numbered
 	curOK    bool  // cur is a ticket: false for a call after Close abandoned them
 	curStart int64 // when the call began, if it is timed
+	// The call that ended, whose ticket completes when the inner dispatcher hands its
+	// event back (settle), once it has counted it: so that a Flush, which waits for the
+	// tickets, finds Stats counting every call.
+	ended    numbered
+	endedOK  bool
+	settleFn func(error) // settle, made once: the Handled of an event that had none
 }
 
 type numbered struct {
@@ -86,6 +92,7 @@ func NewSerialDispatcher(l feed.OddsFeedListener, tracker *TaskLifecycleTracker,
 		return nil, err
 	}
 	s := &SerialDispatcher{stream: tracker.NewStream(), timing: sampler{n: sample}, name: cfg.Name, obs: cfg.Observer}
+	s.settleFn = s.settle
 	inner, err := feed.NewSerialDispatcher((&hooked{l: l, t: tracker, s: s}).asListener(),
 		feed.DispatcherOptions{QueueSize: cfg.QueueSize, OnError: cfg.OnError, Logger: cfg.Logger})
 	if err != nil {
@@ -115,6 +122,14 @@ func (s *SerialDispatcher) Dispatch(ctx context.Context, ev feed.Event) error {
 	}
 	s.tickets = append(s.tickets, n)
 	s.mu.Unlock()
+	if handled := ev.Handled; handled != nil {
+		ev.Handled = func(err error) {
+			s.settle(err)
+			handled(err)
+		}
+	} else {
+		ev.Handled = s.settleFn
+	}
 	if err := s.inner.Dispatch(ctx, ev); err != nil {
 		// Not queued, so not delivered: the ticket is the last one, unless a Close that
 		// gave up waiting has abandoned every ticket already.
@@ -174,26 +189,32 @@ func (s *SerialDispatcher) enter() {
 	}
 }
 
-// passOver completes the ticket of an event whose listener has no method for it, in
-// the place of its call.
+// passOver ends the call of an event whose listener has no method for it, in the place
+// of its call.
 func (s *SerialDispatcher) passOver() {
 	s.enter()
-	if s.curOK {
-		s.cur.k.Complete()
-	}
+	s.ended, s.endedOK = s.cur, s.curOK
 }
 
-// exit completes the ticket of the event delivered once its listener call has ended,
-// however it ended, and tells the Observer: hd and typ are the message's (hd nil for an
+// settle completes the ticket of the call that ended, as the inner dispatcher hands its
+// event back; an event it dropped unheard (a Close that ran out of time) has no call,
+// and its ticket was abandoned.
+func (s *SerialDispatcher) settle(error) {
+	if s.endedOK {
+		s.ended.k.Complete()
+	}
+	s.ended, s.endedOK = numbered{}, false
+}
+
+// exit ends the call of the event delivered, however it ended (settle completes its
+// ticket), and tells the Observer: hd and typ are the message's (hd nil for an
 // unparsable one).
 func (s *SerialDispatcher) exit(hd *feed.Header, typ feed.MessageType, res CallResult) {
 	var end int64
 	if s.cur.at != 0 {
 		end = monotonic()
 	}
-	if s.curOK {
-		s.cur.k.Complete()
-	}
+	s.ended, s.endedOK = s.cur, s.curOK
 	if s.obs == nil {
 		return
 	}
