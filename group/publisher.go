@@ -215,6 +215,7 @@ type pubEntry struct {
 type pubMessage struct {
 	tag     uint64 // its delivery tag on the link
 	entries []*pubEntry
+	size    int // a batch's body size, at most (batchSize of each event)
 }
 
 // newPublisher checks cfg, naming the field that is wrong, and makes a publisher. It
@@ -627,7 +628,6 @@ func (p *publisher) write(l *pubLink, entries []*pubEntry) error {
 	// The open batch of each queue, and the queues in the order their batch opened.
 	open := make(map[target]*pubMessage)
 	var order []target
-	var size map[target]int
 	for _, en := range entries {
 		if en.confirmed {
 			continue
@@ -645,11 +645,8 @@ func (p *publisher) write(l *pubLink, entries []*pubEntry) error {
 			}
 			continue
 		}
-		if size == nil {
-			size = make(map[target]int)
-		}
 		n := batchSize(en.env)
-		if m != nil && (len(m.entries) == batchMaxEvents || size[en.to]+n > batchMaxBytes) {
+		if m != nil && (len(m.entries) == batchMaxEvents || m.size+n > batchMaxBytes) {
 			delete(open, en.to)
 			if err := send(m); err != nil {
 				return err
@@ -660,10 +657,9 @@ func (p *publisher) write(l *pubLink, entries []*pubEntry) error {
 			m = &pubMessage{}
 			open[en.to] = m
 			order = append(order, en.to)
-			size[en.to] = 0
 		}
 		m.entries = append(m.entries, en)
-		size[en.to] += n
+		m.size += n
 	}
 	for _, to := range order {
 		if m := open[to]; m != nil {
