@@ -232,11 +232,15 @@ func assertBothProcessesSummed(t *testing.T, text string) {
 
 // restartStory finds the restart in a run's output, in order: the stop, the record
 // (record matches its line; its group is the record's time, or no time), the new start,
-// and the new process's recovery and its up; it returns the times printed.
+// and the new process's recovery and its up; it returns the times printed. The up's reason
+// is any of the three: a message the feed stamped just before its clock jumped over the
+// stop and delivered after it is 15 minutes late, so the new process may come up once its
+// processing is in time again (ProcessingQueueDelayStabilized) rather than as its
+// recovery completes.
 func restartStory(t *testing.T, text, record string) (stopped, recorded, started, from time.Time) {
 	t.Helper()
 	m := regexp.MustCompile(`(?s)restart: the process stops for 15m0s of the feed's time, at (\S+)\n.*restart: ` + record +
-		`\n.*restart: the process starts again at (\S+)\n.*recovery #\d+ requested for producer 1, from (\S+)\n.*producer 1 up \((?:FirstRecoveryCompleted|ReturnedFromInactivity)\)`).FindStringSubmatch(text)
+		`\n.*restart: the process starts again at (\S+)\n.*recovery #\d+ requested for producer 1, from (\S+)\n.*producer 1 up \((?:FirstRecoveryCompleted|ReturnedFromInactivity|ProcessingQueueDelayStabilized)\)`).FindStringSubmatch(text)
 	require.Len(t, m, 5, "no restart story in:\n%s", text)
 	at := func(s string) time.Time {
 		v, err := time.Parse("15:04:05.000", s)
