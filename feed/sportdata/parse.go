@@ -1,0 +1,190 @@
+package sportdata
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/xmlscan"
+)
+
+// A ParseError is a document of the Sports API that could not be read: malformed XML,
+// another root element than the one asked for, or a required value missing or wrong.
+// Doc names the document ("fixture of sr:match:1 in en").
+type ParseError struct {
+	Doc string
+	Msg string
+}
+
+func (e *ParseError) Error() string { return "sportdata: " + e.Doc + ": " + e.Msg }
+
+// parser reads one document with xmlscan, which allocates nothing of its own. The values
+// kept are substrings of the document (a copy of the body the parser makes once): these
+// documents are mostly attribute values, so keeping the document costs little more than
+// copying each value, and one allocation beats one per value.
+type parser struct {
+	s    xmlscan.Scanner
+	src  string
+	lang string
+	doc  string
+	err  error
+	// texts is a slab the Texts of the document take their one language from: one
+	// allocation for many names. Each Text's slice is capped, so a merge copies.
+	texts []langText
+}
+
+func newParser(b []byte, lang, doc string) *parser {
+	p := &parser{src: string(b), lang: lang, doc: doc}
+	p.s.Reset(p.src)
+	return p
+}
+
+// release ends the parse and returns its error.
+func (p *parser) release() error { return p.err }
+
+// root moves to the root element and returns its local name; the API's error answer
+// (<response>) is an error naming its code and message.
+func (p *parser) root(want ...string) string {
+	if !p.s.Root() {
+		p.syntax()
+		return ""
+	}
+	name := xmlscan.Local(p.s.Name())
+	for _, w := range want {
+		if name == w {
+			return name
+		}
+	}
+	if name == "response" {
+		code := ""
+		for n, v, ok := p.s.NextAttr(); ok; n, v, ok = p.s.NextAttr() {
+			if xmlscan.Local(n) == "response_code" {
+				code = v
+			}
+		}
+		p.failf("the API answered <response response_code=%q>", code)
+		return ""
+	}
+	p.failf("root element is <%s>, want <%s>", name, want[0])
+	return ""
+}
+
+// attr returns the current start tag's next attribute, by local name.
+func (p *parser) attr() (name, value string, ok bool) {
+	if p.err != nil {
+		return "", "", false
+	}
+	n, v, ok := p.s.NextAttr()
+	if !ok {
+		p.syntax()
+		return "", "", false
+	}
+	return xmlscan.Local(n), v, true
+}
+
+// children calls each for every child element of the current one, by local name; each
+// must read or skip the child.
+func (p *parser) children(each func(name string)) {
+	if p.err != nil || !p.s.Open() {
+		p.syntax()
+		return
+	}
+	for p.err == nil && p.s.Child() {
+		each(xmlscan.Local(p.s.Name()))
+	}
+	p.syntax()
+}
+
+func (p *parser) skip() { p.s.Skip() }
+
+func (p *parser) syntax() {
+	if p.err == nil && p.s.Err() != nil {
+		p.err = &ParseError{Doc: p.doc, Msg: p.s.Err().Error()}
+	}
+}
+
+func (p *parser) failf(format string, args ...any) {
+	if p.err == nil {
+		p.err = &ParseError{Doc: p.doc, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (p *parser) text(v string) Text {
+	if v == "" {
+		return Text{}
+	}
+	if len(p.texts) == cap(p.texts) {
+		// Small documents (a player) have a few names, schedules thousands.
+		p.texts = make([]langText, 0, min(8+2*cap(p.texts), 256))
+	}
+	n := len(p.texts)
+	p.texts = append(p.texts, langText{p.lang, v})
+	return Text{in: p.texts[n : n+1 : n+1]}
+}
+
+// clone is a value kept as it is: a substring of the document (see parser).
+func clone(v string) string { return v }
+
+func (p *parser) urn(elem, attr, v string) feed.URN {
+	u, err := feed.ParseURN(v)
+	if err != nil {
+		p.failf("<%s %s=%q>: %v", elem, attr, v, err)
+	}
+	return u
+}
+
+func (p *parser) time(elem, attr, v string) time.Time {
+	t, err := parseTime(v)
+	if err != nil {
+		p.failf("<%s %s=%q>: not a time", elem, attr, v)
+	}
+	return t
+}
+
+// parseTime reads the API's times: RFC 3339, or without an offset (UTC), or a date. The
+// layout is picked by the value's shape: a failed time.Parse costs an allocation.
+func parseTime(v string) (time.Time, error) {
+	switch {
+	case len(v) == len(time.DateOnly):
+		return time.Parse(time.DateOnly, v)
+	case len(v) == len("2006-01-02T15:04:05"):
+		return time.Parse("2006-01-02T15:04:05", v)
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t.UTC(), err
+}
+
+func (p *parser) bool(elem, attr, v string) *bool {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.failf("<%s %s=%q>: not a boolean", elem, attr, v)
+		return nil
+	}
+	return &b
+}
+
+func (p *parser) int(elem, attr, v string) *int {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		p.failf("<%s %s=%q>: not an integer", elem, attr, v)
+		return nil
+	}
+	return &n
+}
+
+func (p *parser) float(elem, attr, v string) *float64 {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		p.failf("<%s %s=%q>: not a number", elem, attr, v)
+		return nil
+	}
+	return &f
+}
+
+// need fails unless the element had its required id.
+func (p *parser) need(elem string, id feed.URN) {
+	if id.IsZero() {
+		p.failf("<%s> without an id", elem)
+	}
+}
