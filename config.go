@@ -14,6 +14,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/feed/sportdata"
 	"github.com/feedkit/feedkit/internal/durcheck"
 	"github.com/feedkit/feedkit/recovery"
 )
@@ -95,6 +96,10 @@ type Config struct {
 	// Names tunes the market and outcome names that SDK.Names gives (cache sizes,
 	// refresh and retry intervals); its zero value is the defaults. Leave its Clock nil.
 	Names markets.Config
+	// SportData tunes the sport data that SDK.SportData gives (languages, cache sizes,
+	// time to live, what a partly failed read returns); its zero value is the defaults.
+	// Leave its Clock and Observer nil.
+	SportData sportdata.Config
 	// QueueSize bounds each session's serial queue, when Concurrent is nil; 0 means
 	// feed.DefaultQueueSize.
 	QueueSize int

@@ -11,6 +11,7 @@ import (
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
+	"github.com/feedkit/feedkit/feed/sportdata"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -37,8 +38,9 @@ type SDK struct {
 	manager   *recovery.Manager
 	pool      *concurrent.Pool // the workers of every session; nil with serial delivery
 	logger    *slog.Logger
-	api       *feedapi.Client // nil without the feed's API
-	names     *markets.Names  // nil without the API
+	api       *feedapi.Client     // nil without the feed's API
+	names     *markets.Names      // nil without the API
+	sport     *sportdata.Provider // nil without the API
 
 	mu      sync.Mutex
 	state   int   // 0 new, 1 open, 2 closed
@@ -85,6 +87,9 @@ func New(cfg Config) (*SDK, error) {
 		}
 	}
 	if err := s.newNames(); err != nil {
+		return nil, err
+	}
+	if err := s.newSportData(); err != nil {
 		return nil, err
 	}
 	customer := cfg.Global
@@ -223,6 +228,9 @@ func (nopDispatcher) Close(context.Context) error                { return nil }
 func (s *SDK) addSession(interest feed.MessageInterest, disp feed.Dispatcher, system feed.SystemHandler,
 	workers *concurrent.Dispatcher, serial *concurrent.SerialDispatcher, forwarder Forwarder) error {
 	i := len(s.sessions)
+	if s.sport != nil {
+		disp = followFixtures{Dispatcher: disp, sport: s.sport}
+	}
 	session, err := feed.NewSession(s.transport, feed.SessionConfig{
 		Interest:    interest,
 		Index:       i,

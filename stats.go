@@ -6,6 +6,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/markets"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
+	"github.com/feedkit/feedkit/feed/sportdata"
 	"github.com/feedkit/feedkit/recovery"
 )
 
@@ -31,6 +32,9 @@ type Stats struct {
 	// Names is what the market and outcome names' caches did (SDK.Names); nil without
 	// the API.
 	Names *markets.Stats `json:"names,omitempty"`
+	// SportData is what the sport data's caches did (SDK.SportData); nil without the
+	// API.
+	SportData *sportdata.Stats `json:"sport_data,omitempty"`
 }
 
 // DeliveryStats is what one session's dispatcher did: the concurrent listener's counters
@@ -63,6 +67,10 @@ func (s *SDK) Stats() Stats {
 	if s.names != nil {
 		ns := s.names.Stats()
 		st.Names = &ns
+	}
+	if s.sport != nil {
+		ss := s.sport.Stats()
+		st.SportData = &ss
 	}
 	for i, se := range sessions {
 		st.Sessions = append(st.Sessions, se.Stats())
