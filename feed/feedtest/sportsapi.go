@@ -80,6 +80,7 @@ func (s *Simulator) registerSportsAPI(mux *http.ServeMux) {
 	mux.HandleFunc(RoutePlayerProfile, s.servePlayerProfile)
 	mux.HandleFunc(RouteCompetitorProfile, s.serveCompetitorProfile)
 	s.registerFixtures(mux)
+	s.registerCatalog(mux)
 }
 
 // language checks the token and the {lang} of a request: the index of its names, or -1
