@@ -105,6 +105,45 @@ type (
 	xSchedule struct {
 		Events []xEvent `xml:"sport_event"`
 	}
+	xCategory struct {
+		xRef
+		CountryCode string `xml:"country_code,attr"`
+	}
+	xSeason struct {
+		xRef
+		StartDate  string `xml:"start_date,attr"`
+		EndDate    string `xml:"end_date,attr"`
+		Year       string `xml:"year,attr"`
+		Tournament string `xml:"tournament_id,attr"`
+	}
+	xTournament struct {
+		xRef
+		Sport         xRef      `xml:"sport"`
+		Category      xCategory `xml:"category"`
+		CurrentSeason *xSeason  `xml:"current_season"`
+	}
+	xTimeline struct {
+		Event      xEvent  `xml:"sport_event"`
+		Conditions *xVenue `xml:"sport_event_conditions>venue"`
+		Status     *struct {
+			Status string `xml:"status,attr"`
+		} `xml:"sport_event_status"`
+		Events []struct {
+			ID         string `xml:"id,attr"`
+			Type       string `xml:"type,attr"`
+			Time       string `xml:"time,attr"`
+			MatchTime  string `xml:"match_time,attr"`
+			MatchClock string `xml:"match_clock,attr"`
+			Team       string `xml:"team,attr"`
+			Period     string `xml:"period,attr"`
+			PeriodName string `xml:"period_name,attr"`
+			HomeScore  string `xml:"home_score,attr"`
+			AwayScore  string `xml:"away_score,attr"`
+			Player     []xRef `xml:"player"`
+			Assist     []xRef `xml:"assist"`
+			Scorer     []xRef `xml:"goal_scorer"`
+		} `xml:"timeline>event"`
+	}
 )
 
 // bigSchedule is a day's schedule of n matches, as the API sends for a busy Saturday.
@@ -156,6 +195,55 @@ func BenchmarkParseVsEncodingXML(b *testing.B) {
 		{"player_profile", testdata(b, "player_profile.xml"),
 			func(d []byte) error { _, err := sportdata.ParsePlayerProfile(d, "en"); return err },
 			func(d []byte) error { var x xPlayerProfile; return xml.Unmarshal(d, &x) }},
+		{"sports", testdata(b, "sports.xml"),
+			func(d []byte) error { _, err := sportdata.ParseSports(d, "en"); return err },
+			func(d []byte) error {
+				var x struct {
+					Sports []xRef `xml:"sport"`
+				}
+				return xml.Unmarshal(d, &x)
+			}},
+		{"sport_categories", testdata(b, "sport_categories.xml"),
+			func(d []byte) error { _, err := sportdata.ParseSportCategories(d, "en"); return err },
+			func(d []byte) error {
+				var x struct {
+					Sport      xRef        `xml:"sport"`
+					Categories []xCategory `xml:"categories>category"`
+				}
+				return xml.Unmarshal(d, &x)
+			}},
+		{"tournaments", testdata(b, "tournaments.xml"),
+			func(d []byte) error { _, err := sportdata.ParseTournaments(d, "en"); return err },
+			func(d []byte) error {
+				var x struct {
+					Tournaments []xTournament `xml:"tournament"`
+				}
+				return xml.Unmarshal(d, &x)
+			}},
+		{"tournament_seasons", testdata(b, "tournament_seasons.xml"),
+			func(d []byte) error { _, err := sportdata.ParseTournamentSeasons(d, "en"); return err },
+			func(d []byte) error {
+				var x struct {
+					Tournament xTournament `xml:"tournament"`
+					Seasons    []xSeason   `xml:"seasons>season"`
+				}
+				return xml.Unmarshal(d, &x)
+			}},
+		{"tournament_schedule", testdata(b, "tournament_schedule.xml"),
+			func(d []byte) error { _, err := sportdata.ParseTournamentSchedule(d, "en"); return err },
+			func(d []byte) error {
+				var x struct {
+					Tournament xTournament `xml:"tournament"`
+					Events     []xEvent    `xml:"sport_events>sport_event"`
+				}
+				return xml.Unmarshal(d, &x)
+			}},
+		{"match_timeline", testdata(b, "match_timeline.xml"),
+			func(d []byte) error { _, err := sportdata.ParseTimeline(d, "en"); return err },
+			func(d []byte) error { var x xTimeline; return xml.Unmarshal(d, &x) }},
+		{"schedule", testdata(b, "schedule.xml"),
+			func(d []byte) error { _, err := sportdata.ParseSchedule(d, "en"); return err },
+			func(d []byte) error { var x xSchedule; return xml.Unmarshal(d, &x) }},
 		{"schedule_500", bigSchedule(b, 500),
 			func(d []byte) error { _, err := sportdata.ParseSchedule(d, "en"); return err },
 			func(d []byte) error { var x xSchedule; return xml.Unmarshal(d, &x) }},

@@ -25,6 +25,10 @@ type exportDoc struct {
 	Fixtures    []exported[Fixture]           `json:"fixtures"`
 	Competitors []exported[CompetitorProfile] `json:"competitors"`
 	Players     []exported[Player]            `json:"players"`
+	Sports      []exported[[]Ref]             `json:"sports"`
+	Categories  []exported[SportCategories]   `json:"categories"`
+	Tournaments []exported[[]Tournament]      `json:"tournaments"`
+	Seasons     []exported[TournamentSeasons] `json:"seasons"`
 }
 
 type exported[V any] struct {
@@ -34,13 +38,16 @@ type exported[V any] struct {
 }
 
 // Export writes every entity the Provider holds (summaries, fixtures, competitor and
-// player profiles, each with its languages and when they were read) to w, in a
-// versioned JSON format that Import reads: a restarted or a new process imports it and
-// starts warm. Schedules, never cached, are not in it.
+// player profiles, sports, categories, tournaments and seasons, each with its languages
+// and when they were read) to w, in a versioned JSON format that Import reads: a
+// restarted or a new process imports it and starts warm. Schedules and timelines, never
+// cached, are not in it.
 func (p *Provider) Export(w io.Writer) error {
 	doc := exportDoc{Format: exportFormat, Version: exportVersion, ExportedAt: p.cfg.Clock.Now().UTC(),
 		Summaries: exportCache(p.summaries), Fixtures: exportCache(p.fixtures),
-		Competitors: exportCache(p.competitors), Players: exportCache(p.players)}
+		Competitors: exportCache(p.competitors), Players: exportCache(p.players),
+		Sports: exportCache(p.sports), Categories: exportCache(p.categories),
+		Tournaments: exportCache(p.tournaments), Seasons: exportCache(p.seasons)}
 	if err := json.NewEncoder(w).Encode(&doc); err != nil {
 		return fmt.Errorf("sportdata: Export: %w", err)
 	}
@@ -84,20 +91,27 @@ func (p *Provider) Import(r io.Reader) (int, error) {
 		checkImport("fixtures", doc.Fixtures, func(v Fixture) feed.URN { return v.Event.ID }),
 		checkImport("competitors", doc.Competitors, func(v CompetitorProfile) feed.URN { return v.Competitor.ID }),
 		checkImport("players", doc.Players, func(v Player) feed.URN { return v.ID }),
+		checkImport("sports", doc.Sports, func([]Ref) feed.URN { return listKey }),
+		checkImport("categories", doc.Categories, func(v SportCategories) feed.URN { return v.Sport.ID }),
+		checkImport("tournaments", doc.Tournaments, func([]Tournament) feed.URN { return listKey }),
+		checkImport("seasons", doc.Seasons, func(v TournamentSeasons) feed.URN { return v.Tournament.ID }),
 	} {
 		if check != nil {
 			return 0, check
 		}
 	}
 	n := importCache(p.summaries, doc.Summaries) + importCache(p.fixtures, doc.Fixtures) +
-		importCache(p.competitors, doc.Competitors) + importCache(p.players, doc.Players)
+		importCache(p.competitors, doc.Competitors) + importCache(p.players, doc.Players) +
+		importCache(p.sports, doc.Sports) + importCache(p.categories, doc.Categories) +
+		importCache(p.tournaments, doc.Tournaments) + importCache(p.seasons, doc.Seasons)
 	return n, nil
 }
 
-// checkImport refuses an entity whose id is not its value's, or without a language.
+// checkImport refuses an entity whose id is not its value's (a list's is the zero id), or
+// without a language.
 func checkImport[V any](cache string, xs []exported[V], id func(V) feed.URN) error {
 	for i, x := range xs {
-		if x.ID.IsZero() || x.ID != id(x.Value) {
+		if x.ID != id(x.Value) || x.ID.IsZero() && cache != "sports" && cache != "tournaments" {
 			return fmt.Errorf("sportdata: Import: %s[%d]: id %s, its value's %s", cache, i, x.ID, id(x.Value))
 		}
 		if len(x.Languages) == 0 {

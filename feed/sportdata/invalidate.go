@@ -54,12 +54,14 @@ func (p *Provider) changeRead(event feed.URN, lang string) {
 }
 
 // Purge drops everything the Provider holds of id: an event's summary and fixture, a
-// competitor's or a player's profile. The next read asks the API.
+// competitor's or a player's profile, a sport's categories, a tournament's seasons. The next read asks the API.
 func (p *Provider) Purge(id feed.URN) {
 	p.summaries.purge(id)
 	p.fixtures.purge(id)
 	p.competitors.purge(id)
 	p.players.purge(id)
+	p.categories.purge(id)
+	p.seasons.purge(id)
 }
 
 // PurgeReadBefore drops every entity none of whose languages was read at or after t, and
@@ -67,7 +69,9 @@ func (p *Provider) Purge(id feed.URN) {
 // of the events of past days.
 func (p *Provider) PurgeReadBefore(t time.Time) int {
 	n := p.summaries.purgeReadBefore(t) + p.fixtures.purgeReadBefore(t) +
-		p.competitors.purgeReadBefore(t) + p.players.purgeReadBefore(t)
+		p.competitors.purgeReadBefore(t) + p.players.purgeReadBefore(t) +
+		p.sports.purgeReadBefore(t) + p.categories.purgeReadBefore(t) +
+		p.tournaments.purgeReadBefore(t) + p.seasons.purgeReadBefore(t)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, c := range p.changed {
@@ -84,10 +88,16 @@ type Stats struct {
 	Fixtures    CacheStats `json:"fixtures"`
 	Competitors CacheStats `json:"competitor_profiles"`
 	Players     CacheStats `json:"player_profiles"`
+	Sports      CacheStats `json:"sports"`
+	Categories  CacheStats `json:"categories"`
+	Tournaments CacheStats `json:"tournaments"`
+	Seasons     CacheStats `json:"seasons"`
 }
 
 // Stats returns the caches' counts.
 func (p *Provider) Stats() Stats {
 	return Stats{Summaries: p.summaries.stats(), Fixtures: p.fixtures.stats(),
-		Competitors: p.competitors.stats(), Players: p.players.stats()}
+		Competitors: p.competitors.stats(), Players: p.players.stats(),
+		Sports: p.sports.stats(), Categories: p.categories.stats(),
+		Tournaments: p.tournaments.stats(), Seasons: p.seasons.stats()}
 }

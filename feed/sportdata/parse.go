@@ -3,6 +3,7 @@ package sportdata
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
@@ -38,6 +39,13 @@ func newParser(b []byte, lang, doc string) *parser {
 	p := &parser{src: string(b), lang: lang, doc: doc}
 	p.s.Reset(p.src)
 	return p
+}
+
+// count guesses how many elem elements the document has, to size a list once: growing
+// a list copies it over and over. A tag in a comment or with a namespace prefix makes
+// the guess wrong, which costs only a grow.
+func (p *parser) count(elem string) int {
+	return strings.Count(p.src, "<"+elem+" ")
 }
 
 // release ends the parse and returns its error.

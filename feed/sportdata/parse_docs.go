@@ -1,7 +1,5 @@
 package sportdata
 
-import "strings"
-
 // The documents of the Sports API, one function each. Each reads what it knows and skips
 // the rest; a required id missing or a value that is not what the schema says fails the
 // document with a *ParseError naming it.
@@ -133,6 +131,7 @@ func parseCompetitorProfile(b []byte, lang, doc string) (CompetitorProfile, erro
 			case "competitor":
 				c.Competitor = p.competitor()
 			case "players":
+				c.Players = make([]Player, 0, p.count("player"))
 				p.children(func(c2 string) {
 					if c2 != "player" {
 						p.skip()
@@ -209,9 +208,7 @@ func parseSchedule(b []byte, lang, doc string) ([]Event, error) {
 	p := newParser(b, lang, doc)
 	var events []Event
 	if p.root("schedule") != "" {
-		// Sized from a count of the start tags (a guess: a tag may be in a comment):
-		// growing a slice of events copies them over and over.
-		events = make([]Event, 0, strings.Count(p.src, "<sport_event "))
+		events = make([]Event, 0, p.count("sport_event"))
 		p.children(func(child string) {
 			if child != "sport_event" {
 				p.skip()

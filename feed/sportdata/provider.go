@@ -30,6 +30,10 @@ type Provider struct {
 	fixtures    *cache[Fixture]
 	competitors *cache[CompetitorProfile]
 	players     *cache[Player]
+	sports      *cache[[]Ref]
+	categories  *cache[SportCategories]
+	tournaments *cache[[]Tournament]
+	seasons     *cache[TournamentSeasons]
 
 	// changed holds the events whose fixture changed (FixtureChanged), with the
 	// languages read since from fixture_change_fixture.xml, which the API serves fresh
@@ -53,6 +57,10 @@ func New(api API, cfg Config) (*Provider, error) {
 	p.fixtures = newCache(p, "fixtures", p.fetchFixture, mergeFixture)
 	p.competitors = newCache(p, "competitor_profiles", p.fetchCompetitor, mergeCompetitorProfile)
 	p.players = newCache(p, "player_profiles", p.fetchPlayer, mergePlayer)
+	p.sports = newCache(p, "sports", p.fetchSports, mergeSports)
+	p.categories = newCache(p, "categories", p.fetchCategories, mergeSportCategories)
+	p.tournaments = newCache(p, "tournaments", p.fetchTournaments, mergeTournaments)
+	p.seasons = newCache(p, "seasons", p.fetchSeasons, mergeTournamentSeasons)
 	return p, nil
 }
 
@@ -97,8 +105,8 @@ func read[V any](ctx context.Context, p *Provider, c *cache[V], id feed.URN, lan
 	var errs []error
 	got := false
 	for _, l := range langs {
-		if !validLang(l) {
-			errs = append(errs, fmt.Errorf("sportdata: %q is no language code", l))
+		if err := checkLang(l); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		x, err := c.get(ctx, id, l)
@@ -184,12 +192,20 @@ func (p *Provider) PreMatchSchedule(ctx context.Context, start, limit int, lang 
 }
 
 func (p *Provider) schedule(ctx context.Context, path, lang string) ([]Event, error) {
-	if !validLang(lang) {
-		return nil, fmt.Errorf("sportdata: %q is no language code", lang)
+	if err := checkLang(lang); err != nil {
+		return nil, err
 	}
 	b, err := p.api.Get(ctx, "v1/sports/"+lang+"/"+path, maxScheduleSize)
 	if err != nil {
 		return nil, err
 	}
 	return parseSchedule(b, lang, path+" in "+lang)
+}
+
+// checkLang refuses what is no language code before it reaches a URL.
+func checkLang(lang string) error {
+	if !validLang(lang) {
+		return fmt.Errorf("sportdata: %q is no language code", lang)
+	}
+	return nil
 }

@@ -267,6 +267,19 @@ func TestImportStartsWarm(t *testing.T) {
 		require.NoError(t, err)
 		first[u] = read{f, s, c}
 	}
+	sports, err := p1.Sports(ctx)
+	require.NoError(t, err)
+	tournaments, err := p1.Tournaments(ctx)
+	require.NoError(t, err)
+	cats, err := p1.Categories(ctx, sports[0].ID)
+	require.NoError(t, err)
+	seasons, err := p1.Seasons(ctx, tournaments[0].ID)
+	require.NoError(t, err)
+	catalogue := func() int {
+		return w.sim.APIRequests(feedtest.RouteSports) + w.sim.APIRequests(feedtest.RouteTournaments) +
+			w.sim.APIRequests(feedtest.RouteSportCategories) + w.sim.APIRequests(feedtest.RouteTournamentSeasons)
+	}
+	catalogueBefore := catalogue()
 	var buf bytes.Buffer
 	require.NoError(t, p1.Export(&buf))
 	before := w.sim.APIRequests("GET /v1/sports/{lang}/sport_events/{urn}/fixture.xml") +
@@ -276,7 +289,7 @@ func TestImportStartsWarm(t *testing.T) {
 	n, err := p2.Import(&buf)
 	require.NoError(t, err)
 	st1 := p1.Stats()
-	assert.Equal(t, st1.Fixtures.Entries+st1.Summaries.Entries+st1.Competitors.Entries, n)
+	assert.Equal(t, st1.Fixtures.Entries+st1.Summaries.Entries+st1.Competitors.Entries+4, n, "and the four of the catalogue")
 	for u, want := range first {
 		f, err := p2.Fixture(ctx, u)
 		require.NoError(t, err)
@@ -289,6 +302,19 @@ func TestImportStartsWarm(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.c, c)
 	}
+	sports2, err := p2.Sports(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, sports, sports2)
+	tournaments2, err := p2.Tournaments(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tournaments, tournaments2)
+	cats2, err := p2.Categories(ctx, sports[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, cats, cats2)
+	seasons2, err := p2.Seasons(ctx, tournaments[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, seasons, seasons2)
+	assert.Equal(t, catalogueBefore, catalogue(), "the catalogue came from the import")
 	after := w.sim.APIRequests(feedtest.RouteFixture) + w.sim.APIRequests(feedtest.RouteEventSummary) +
 		w.sim.APIRequests(feedtest.RouteCompetitorProfile)
 	assert.Equal(t, before, after, "no API request after the import")
