@@ -52,7 +52,7 @@ type apiCounter struct {
 
 // countRequests wraps the API's mux: it counts each request under the pattern the mux
 // routes it to, before the route's handler answers.
-func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
+func (s *Simulator) countRequests(mux *apiMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		if pattern == routeUnknown {
@@ -72,7 +72,7 @@ func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
 }
 
 // registerSportsAPI adds the Sports API's routes to the API's mux.
-func (s *Simulator) registerSportsAPI(mux *http.ServeMux) {
+func (s *Simulator) registerSportsAPI(mux *apiMux) {
 	mux.HandleFunc(RouteMarketDescriptions, s.serveMarkets)
 	mux.HandleFunc(RouteMarketVariant, s.serveMarketVariant)
 	mux.HandleFunc(RouteVariantDescriptions, s.serveVariants)
