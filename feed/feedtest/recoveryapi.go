@@ -217,7 +217,7 @@ func (s *Simulator) WaitReplays() {
 func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, stateful bool) {
 	event, err := feed.ParseURN(r.PathValue("event"))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeResponse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	s.serveRecovery(w, r, event, stateful)
