@@ -224,7 +224,9 @@ func (s *Simulator) serveVariants(w http.ResponseWriter, r *http.Request) {
 	for _, v := range apiVariants {
 		fmt.Fprintf(w, `  <variant id="%s">`+"\n", escapeAttr(v.id))
 		writeOutcomes(w, v.outcomes, l, "    ")
-		io.WriteString(w, "    <mappings/>\n  </variant>\n")
+		// No <mappings> at all: the schema wants at least one <mapping> in it, and these
+		// lists map to no older product's market.
+		io.WriteString(w, "  </variant>\n")
 	}
 	io.WriteString(w, "</variant_descriptions>\n")
 }
