@@ -8,11 +8,12 @@
 # the result of the checks.
 #
 # On a fresh Debian 12 machine, as root, it installs what is missing
-# (rabbitmq-server, postgresql, chromium, prometheus) with apt-get first. Not as
-# root, a missing chromium or prometheus is only reported: the tests that need
-# them skip then (fail under CI=true). No package's own service is left
-# running: none is started at install, and a prometheus service that the
-# install started anyway is stopped (it would hold port 9090).
+# (rabbitmq-server, postgresql, chromium, prometheus, libxml2-utils) with apt-get
+# first. Not as root, a missing chromium, prometheus or xmllint (libxml2-utils) is
+# only reported: the tests that need them skip then (fail under CI=true). No
+# package's own service is left running: none is started at install, and a
+# prometheus service that the install started anyway is stopped (it would hold
+# port 9090).
 #
 # Exported to the tests (internal/testenv reads them):
 #   FEEDKIT_AMQP_URL     amqp://guest:guest@127.0.0.1:<port>/ (guest only
@@ -281,6 +282,15 @@ if $need_prometheus && ! { command -v promtool && command -v prometheus; } >/dev
 		installing_prometheus=true
 	else
 		echo "test.sh: no promtool/prometheus and not root: promfeedkit's promtool test will skip (fail under CI=true); apt-get install prometheus" >&2
+	fi
+fi
+# Likewise xmllint: feed/feedtest's schema tests validate the simulator's documents
+# with it, and skip without it.
+if ! command -v xmllint >/dev/null; then
+	if ((EUID == 0)); then
+		packages+=(libxml2-utils)
+	else
+		echo "test.sh: no xmllint and not root: feed/feedtest's schema tests will skip (fail under CI=true); apt-get install libxml2-utils" >&2
 	fi
 fi
 if ((${#packages[@]} > 0)); then

@@ -67,7 +67,14 @@ const DefaultBookmakerID = 1
 // and counts every request (APIRequests). All need the x-access-token header (401
 // otherwise).
 func (s *Simulator) APIHandler(acct Account) http.Handler {
-	mux := http.NewServeMux()
+	mux := newAPIMux()
+	s.registerAPI(mux, acct)
+	return s.countRequests(mux)
+}
+
+// registerAPI adds every route of the API to mux: the account's, the recovery requests',
+// the Sports API's, and last the catch-all that answers what none of them takes.
+func (s *Simulator) registerAPI(mux *apiMux, acct Account) {
 	mux.HandleFunc("GET /v1/users/whoami.xml", func(w http.ResponseWriter, r *http.Request) {
 		s.serveWhoAmI(w, r, acct)
 	})
@@ -92,7 +99,6 @@ func (s *Simulator) APIHandler(acct Account) http.Handler {
 		}
 		notFound(w, r, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return s.countRequests(mux)
 }
 
 // routeUnknown takes the requests that no route of the API's takes.
@@ -100,7 +106,7 @@ const routeUnknown = "/"
 
 // otherMethods returns the methods that a route of mux takes r's path with: a request
 // the catch-all got although its path is a route's came with the wrong method (405).
-func otherMethods(mux *http.ServeMux, r *http.Request) []string {
+func otherMethods(mux *apiMux, r *http.Request) []string {
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		if m == r.Method {
@@ -211,7 +217,7 @@ func (s *Simulator) WaitReplays() {
 func (s *Simulator) serveEventRecovery(w http.ResponseWriter, r *http.Request, stateful bool) {
 	event, err := feed.ParseURN(r.PathValue("event"))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeResponse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	s.serveRecovery(w, r, event, stateful)

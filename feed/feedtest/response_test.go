@@ -55,6 +55,8 @@ func TestAPIAnswersWithTheSchemasResponse(t *testing.T) {
 		{"POST", "/v1/liveodds/recovery/initiate_request?request_id=1", tok, http.StatusAccepted, "ACCEPTED", "accepted"},
 		{"POST", "/v1/liveodds/recovery/initiate_request?request_id=x", tok, http.StatusBadRequest, "BAD_REQUEST", "request_id"},
 		{"POST", "/v1/nosuchproduct/recovery/initiate_request?request_id=2", tok, http.StatusNotFound, "NOT_FOUND", "unknown product"},
+		{"POST", "/v1/liveodds/odds/events/not-a-urn/initiate_request?request_id=3", tok, http.StatusBadRequest, "BAD_REQUEST", `URN "not-a-urn"`},
+		{"POST", "/v1/liveodds/stateful_messages/events/sr:match/initiate_request?request_id=4", tok, http.StatusBadRequest, "BAD_REQUEST", `URN "sr:match"`},
 		{"GET", "/v1/liveodds/recovery/initiate_request", tok, http.StatusMethodNotAllowed, "BAD_REQUEST", "GET is not allowed here: POST"},
 	} {
 		status, body := call(c.method, c.path, c.token)

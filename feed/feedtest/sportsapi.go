@@ -52,7 +52,7 @@ type apiCounter struct {
 
 // countRequests wraps the API's mux: it counts each request under the pattern the mux
 // routes it to, before the route's handler answers.
-func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
+func (s *Simulator) countRequests(mux *apiMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		if pattern == routeUnknown {
@@ -72,7 +72,7 @@ func (s *Simulator) countRequests(mux *http.ServeMux) http.Handler {
 }
 
 // registerSportsAPI adds the Sports API's routes to the API's mux.
-func (s *Simulator) registerSportsAPI(mux *http.ServeMux) {
+func (s *Simulator) registerSportsAPI(mux *apiMux) {
 	mux.HandleFunc(RouteMarketDescriptions, s.serveMarkets)
 	mux.HandleFunc(RouteMarketVariant, s.serveMarketVariant)
 	mux.HandleFunc(RouteVariantDescriptions, s.serveVariants)
@@ -226,7 +226,9 @@ func (s *Simulator) serveVariants(w http.ResponseWriter, r *http.Request) {
 	for _, v := range apiVariants {
 		fmt.Fprintf(w, `  <variant id="%s">`+"\n", escapeAttr(v.id))
 		writeOutcomes(w, v.outcomes, l, "    ")
-		io.WriteString(w, "    <mappings/>\n  </variant>\n")
+		// No <mappings> at all: the schema wants at least one <mapping> in it, and these
+		// lists map to no older product's market.
+		io.WriteString(w, "  </variant>\n")
 	}
 	io.WriteString(w, "</variant_descriptions>\n")
 }

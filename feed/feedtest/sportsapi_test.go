@@ -153,6 +153,7 @@ func TestSportsAPIVariants(t *testing.T) {
 	api := newSportsAPI(t, feedtest.SimulatorConfig{Matches: 2}, 0)
 	status, body := api.get(t, "/v1/descriptions/en/variants.xml")
 	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, string(body), "<mappings", "no empty <mappings>: the schema wants a <mapping> in one")
 	vs, err := markets.ParseVariants(body)
 	require.NoError(t, err)
 	ids := make([]string, len(vs))
