@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,8 @@ const (
 type apiDocument struct {
 	// req is the method and the path with its query. {lang} stands for every language
 	// the API serves (one request each), {match} for a match of the live producer in
-	// play, {ended} for one that is over, {virtual} for a virtual one (see apiVars).
+	// play, {ended} for one that is over, {virtual} for a virtual one, {today} for the day
+// {match} began (see apiVars).
 	req    string
 	status int
 	schema string
@@ -69,6 +71,27 @@ var apiDocuments = []apiDocument{
 	{req: "GET /v1/sports/{lang}/players/sr:player:1/profile.xml", status: 404, schema: xsdResponse},
 	{req: "GET /v1/sports/{lang}/competitors/sr:competitor:4001/profile.xml", status: 200, schema: xsdSports + "competitor_profile.xsd"},
 	{req: "GET /v1/sports/{lang}/competitors/sr:competitor:1/profile.xml", status: 404, schema: xsdResponse},
+
+	{req: "GET /v1/sports/{lang}/sport_events/{match}/fixture.xml", status: 200, schema: xsdSports + "fixtures_fixture.xsd"},
+	{req: "GET /v1/sports/{lang}/sport_events/{ended}/fixture.xml", status: 200, schema: xsdSports + "fixtures_fixture.xsd"},
+	{req: "GET /v1/sports/{lang}/sport_events/{match}/fixture_change_fixture.xml", status: 200, schema: xsdSports + "fixtures_fixture.xsd"},
+	{req: "GET /v1/sports/{lang}/sport_events/sr:match:1/fixture.xml", status: 404, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/schedules/live/schedule.xml", status: 200, schema: xsdSports + "schedule.xsd"},
+	{req: "GET /v1/sports/{lang}/schedules/pre/schedule.xml?start=0&limit=5", status: 200, schema: xsdSports + "schedule.xsd"},
+	{req: "GET /v1/sports/{lang}/schedules/pre/schedule.xml?limit=0", status: 400, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/schedules/{today}/schedule.xml", status: 200, schema: xsdSports + "schedule.xsd"},
+	{req: "GET /v1/sports/{lang}/schedules/someday/schedule.xml", status: 400, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/sports.xml", status: 200, schema: xsdSports + "sports.xsd"},
+	{req: "GET /v1/sports/{lang}/sports/sr:sport:1/categories.xml", status: 200, schema: xsdSports + "sport_categories.xsd"},
+	{req: "GET /v1/sports/{lang}/sports/sr:sport:99/categories.xml", status: 404, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/tournaments.xml", status: 200, schema: xsdSports + "tournaments.xsd"},
+	{req: "GET /v1/sports/{lang}/tournaments/sr:tournament:9001/seasons.xml", status: 200, schema: xsdSports + "tournament_seasons.xsd"},
+	{req: "GET /v1/sports/{lang}/tournaments/sr:tournament:1/seasons.xml", status: 404, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/tournaments/sr:tournament:9001/schedule.xml", status: 200, schema: xsdSports + "tournament_schedule.xsd"},
+	{req: "GET /v1/sports/{lang}/tournaments/sr:tournament:1/schedule.xml", status: 404, schema: xsdResponse},
+	{req: "GET /v1/sports/{lang}/sport_events/{match}/timeline.xml", status: 200, schema: xsdSports + "match_timeline.xsd"},
+	{req: "GET /v1/sports/{lang}/sport_events/{ended}/timeline.xml", status: 200, schema: xsdSports + "match_timeline.xsd"},
+	{req: "GET /v1/sports/{lang}/sport_events/sr:match:1/timeline.xml", status: 404, schema: xsdResponse},
 
 	{req: "GET /v1/no/such/endpoint.xml", status: 404, schema: xsdResponse},
 	{req: "GET /v1/liveodds/recovery/initiate_request", status: 405, schema: xsdResponse},
@@ -160,7 +183,8 @@ func apiVars(t *testing.T, sim *feedtest.Simulator) map[string]string {
 	require.False(t, match.IsZero(), "a match of LO in play")
 	require.False(t, virtual.IsZero(), "a virtual match")
 	require.NotEqual(t, match, ended, "a match that is over")
-	return map[string]string{"{match}": match.String(), "{ended}": ended.String(), "{virtual}": virtual.String()}
+	today := sim.EventsByMatch()[match][0].Message.MessageHeader().Timestamp.UTC().Format(time.DateOnly)
+	return map[string]string{"{match}": match.String(), "{ended}": ended.String(), "{virtual}": virtual.String(), "{today}": today}
 }
 
 // langsOf returns the languages to request req in: each the API serves when it has

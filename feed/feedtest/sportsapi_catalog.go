@@ -31,7 +31,7 @@ const (
 
 const catalogBase = 9000 // sr:category:9001 and sr:tournament:9001 are sport 1's
 
-func (s *Simulator) registerCatalog(mux *http.ServeMux) {
+func (s *Simulator) registerCatalog(mux *apiMux) {
 	mux.HandleFunc(RouteSports, s.serveSports)
 	mux.HandleFunc(RouteSportCategories, s.serveSportCategories)
 	mux.HandleFunc(RouteTournaments, s.serveTournaments)

@@ -30,7 +30,7 @@ const (
 	RoutePreMatchSchedule = "GET /v1/sports/{lang}/schedules/pre/schedule.xml"
 )
 
-func (s *Simulator) registerFixtures(mux *http.ServeMux) {
+func (s *Simulator) registerFixtures(mux *apiMux) {
 	mux.HandleFunc(RouteFixture, s.serveFixture)
 	mux.HandleFunc(RouteFixtureChangeFixture, s.serveFixture)
 	mux.HandleFunc(RouteDateSchedule, s.serveDateSchedule)
