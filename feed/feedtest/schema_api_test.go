@@ -29,7 +29,7 @@ type apiDocument struct {
 	// req is the method and the path with its query. {lang} stands for every language
 	// the API serves (one request each), {match} for a match of the live producer in
 	// play, {ended} for one that is over, {virtual} for a virtual one, {today} for the day
-// {match} began (see apiVars).
+	// {match} began (see apiVars).
 	req    string
 	status int
 	schema string
