@@ -163,8 +163,9 @@ func parseID(s string) (int64, error) {
 	return v, nil
 }
 
-// internURNPart returns a constant for the URN parts the feed uses all the time, so that
-// a URN decoded from a message does not keep the whole message alive through a substring.
+// internURNPart returns a constant for the URN parts the feed and the Sports API use all
+// the time, so that a URN decoded from a message does not keep the whole message alive
+// through a substring, nor costs an allocation.
 func internURNPart(s string) string {
 	switch s {
 	case "sr":
@@ -187,6 +188,16 @@ func internURNPart(s string) string {
 		return "draw"
 	case "lottery":
 		return "lottery"
+	case "competitor":
+		return "competitor"
+	case "player":
+		return "player"
+	case "sport":
+		return "sport"
+	case "category":
+		return "category"
+	case "venue":
+		return "venue"
 	}
 	return strings.Clone(s)
 }
