@@ -24,9 +24,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			EventStatus: &SportEventStatus{
 				Status: 1, MatchStatus: 7,
 				Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusHomePenaltyScore | StatusAwayPenaltyScore |
-					StatusHomeSuspend | StatusAwaySuspend | StatusClockStopped |
+					StatusHomeSuspend | StatusAwaySuspend | StatusClockStopped | StatusPeriodOfLeader |
 					StatusYellowCards | StatusRedCards | StatusYellowRedCards | StatusCorners,
-				Reporting: 1, HomeScore: 2, AwayScore: 1, AwaySuspend: 1,
+				Reporting: 1, HomeScore: 2, AwayScore: 1, AwaySuspend: 1, PeriodOfLeader: 2,
 				Clock: EventClock{MatchTime: "78:41", StoppageTime: "2:00", StoppageTimeAnnounced: "4:00",
 					RemainingTime: "11:19", RemainingTimeInPeriod: "11:19"},
 				PeriodScores: []PeriodScore{
@@ -81,9 +81,11 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_baseball.xml", oddsChangeWithStatus(51018817, 1764163410870, &SportEventStatus{
 			Status: 1, MatchStatus: 405,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusBalls | StatusStrikes | StatusOuts |
-				StatusBases | StatusHomeBatter | StatusAwayBatter | StatusPossession,
+				StatusBases | StatusHomeBatter | StatusAwayBatter | StatusPossession |
+				StatusPitcher | StatusBatter | StatusPitchCount | StatusPitchesSeen | StatusTotalHits | StatusTotalPitches,
 			Reporting: 1, HomeScore: 3, AwayScore: 4, Balls: 2, Strikes: 1, Outs: 0, Bases: "110",
 			HomeBatter: 7, AwayBatter: 2, Possession: 1,
+			Pitcher: "sr:player:871253", Batter: "sr:player:1009881", PitchCount: 17, PitchesSeen: 4, TotalHits: 9, TotalPitches: 88,
 			PeriodScores: []PeriodScore{{Number: 1, MatchStatusCode: 401, HomeScore: 0, AwayScore: 2}},
 		}, []OddsMarket{{ID: 251, Favourite: true, Outcomes: []OddsOutcome{
 			{ID: "4", Odds: 1.91, HasOdds: true, Probability: 0.5025, HasProbability: true},
@@ -92,9 +94,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_cricket.xml", oddsChangeWithStatus(49120031, 1764170002114, &SportEventStatus{
 			Status: 1, MatchStatus: 529,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusInnings | StatusOver | StatusDelivery |
-				StatusHomePenaltyRuns | StatusAwayPenaltyRuns | StatusHomeDismissals | StatusAwayDismissals,
+				StatusHomePenaltyRuns | StatusAwayPenaltyRuns | StatusHomeDismissals | StatusAwayDismissals | StatusBattingTeam,
 			Reporting: 1, HomeScore: 187, AwayScore: 94, Innings: 2, Over: 13, Delivery: 4,
-			HomePenaltyRuns: 5, AwayPenaltyRuns: 0, HomeDismissals: 8, AwayDismissals: 3,
+			HomePenaltyRuns: 5, AwayPenaltyRuns: 0, HomeDismissals: 8, AwayDismissals: 3, BattingTeam: 2,
 		}, []OddsMarket{{ID: 340, Outcomes: []OddsOutcome{
 			{ID: "4", Odds: 2.4, HasOdds: true, Probability: 0.41, HasProbability: true},
 			{ID: "5", Odds: 1.55, HasOdds: true, Probability: 0.59, HasProbability: true},
@@ -108,8 +110,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_americanfootball.xml", oddsChangeWithStatus(48002212, 1764180123456, &SportEventStatus{
 			Status: 1, MatchStatus: 14,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusPossession | StatusPosition |
-				StatusTry | StatusYards,
+				StatusTry | StatusYards | StatusHomeDriveCount | StatusAwayDriveCount | StatusHomePlayCount | StatusAwayPlayCount,
 			Reporting: 1, HomeScore: 17, AwayScore: 10, Possession: 2, Position: 35, Try: 3, Yards: 7,
+			HomeDriveCount: 6, AwayDriveCount: 5, HomePlayCount: 41, AwayPlayCount: 38,
 		}, nil)},
 		{"odds_change_snooker.xml", oddsChangeWithStatus(52310077, 1764181200042, &SportEventStatus{
 			Status: 1, MatchStatus: 20,
@@ -200,7 +203,7 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, StatusCorners<<1-1, fields, "the fixtures send every optional status attribute and element")
+	assert.Equal(t, StatusPeriodOfLeader<<1-1, fields, "the fixtures send every optional status attribute and element")
 }
 
 func oddsChangeWithStatus(match int64, ts int64, st *SportEventStatus, markets []OddsMarket) *OddsChange {

@@ -210,6 +210,12 @@ func (d *decoder) sportEventStatus(st *SportEventStatus, lacks *SchemaViolation)
 		case "bases":
 			st.Bases = d.av
 			st.Fields |= StatusBases
+		case "pitcher":
+			st.Pitcher = d.av
+			st.Fields |= StatusPitcher
+		case "batter":
+			st.Batter = d.av
+			st.Fields |= StatusBatter
 		default:
 			if p, f := st.intField(d.an); p != nil {
 				*p = d.int()

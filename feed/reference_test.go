@@ -133,6 +133,18 @@ type refEventStat struct {
 	HomeDismissals     refInt    `xml:"home_dismissals,attr"`
 	AwayDismissals     refInt    `xml:"away_dismissals,attr"`
 	CurrentCTTeam      refInt    `xml:"current_ct_team,attr"`
+	Pitcher            refString `xml:"pitcher,attr"`
+	Batter             refString `xml:"batter,attr"`
+	PitchCount         refInt    `xml:"pitch_count,attr"`
+	PitchesSeen        refInt    `xml:"pitches_seen,attr"`
+	TotalHits          refInt    `xml:"total_hits,attr"`
+	TotalPitches       refInt    `xml:"total_pitches,attr"`
+	HomeDriveCount     refInt    `xml:"home_drive_count,attr"`
+	AwayDriveCount     refInt    `xml:"away_drive_count,attr"`
+	HomePlayCount      refInt    `xml:"home_play_count,attr"`
+	AwayPlayCount      refInt    `xml:"away_play_count,attr"`
+	BattingTeam        refInt    `xml:"batting_team,attr"`
+	PeriodOfLeader     refInt    `xml:"period_of_leader,attr"`
 	Clock              struct {
 		MatchTime             refString `xml:"match_time,attr"`
 		StoppageTime          refString `xml:"stoppage_time,attr"`
@@ -323,10 +335,13 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	setInt(&st.Balls, s.Balls, StatusBalls)
 	setInt(&st.Strikes, s.Strikes, StatusStrikes)
 	setInt(&st.Outs, s.Outs, StatusOuts)
-	if s.Bases.set {
-		st.Bases = s.Bases.v
-		st.Fields |= StatusBases
+	setString := func(dst *string, a refString, f StatusField) {
+		if a.set {
+			*dst = a.v
+			st.Fields |= f
+		}
 	}
+	setString(&st.Bases, s.Bases, StatusBases)
 	setInt(&st.HomeBatter, s.HomeBatter, StatusHomeBatter)
 	setInt(&st.AwayBatter, s.AwayBatter, StatusAwayBatter)
 	setInt(&st.Possession, s.Possession, StatusPossession)
@@ -347,6 +362,18 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	setInt(&st.HomeDismissals, s.HomeDismissals, StatusHomeDismissals)
 	setInt(&st.AwayDismissals, s.AwayDismissals, StatusAwayDismissals)
 	setInt(&st.CurrentCTTeam, s.CurrentCTTeam, StatusCurrentCTTeam)
+	setString(&st.Pitcher, s.Pitcher, StatusPitcher)
+	setString(&st.Batter, s.Batter, StatusBatter)
+	setInt(&st.PitchCount, s.PitchCount, StatusPitchCount)
+	setInt(&st.PitchesSeen, s.PitchesSeen, StatusPitchesSeen)
+	setInt(&st.TotalHits, s.TotalHits, StatusTotalHits)
+	setInt(&st.TotalPitches, s.TotalPitches, StatusTotalPitches)
+	setInt(&st.HomeDriveCount, s.HomeDriveCount, StatusHomeDriveCount)
+	setInt(&st.AwayDriveCount, s.AwayDriveCount, StatusAwayDriveCount)
+	setInt(&st.HomePlayCount, s.HomePlayCount, StatusHomePlayCount)
+	setInt(&st.AwayPlayCount, s.AwayPlayCount, StatusAwayPlayCount)
+	setInt(&st.BattingTeam, s.BattingTeam, StatusBattingTeam)
+	setInt(&st.PeriodOfLeader, s.PeriodOfLeader, StatusPeriodOfLeader)
 
 	cl := s.Clock
 	st.Clock = EventClock{MatchTime: cl.MatchTime.v, StoppageTime: cl.StoppageTime.v,

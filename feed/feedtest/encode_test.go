@@ -163,7 +163,7 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 // shows.
 func fullStatus() *feed.SportEventStatus {
 	return &feed.SportEventStatus{
-		Status: 1, MatchStatus: 7, Fields: feed.StatusCorners<<1 - 1, // every StatusField: StatusCorners is the last
+		Status: 1, MatchStatus: 7, Fields: feed.StatusPeriodOfLeader<<1 - 1, // every StatusField: StatusPeriodOfLeader is the last
 		Reporting: -1, HomeScore: 1, AwayScore: 2.5,
 		HomePenaltyScore: 3, AwayPenaltyScore: 4, HomeGameScore: 5, AwayGameScore: 6, HomeLegScore: 7, AwayLegScore: 8,
 		CurrentServer: 2, ExpediteMode: true, Tiebreak: false, HomeSuspend: 9, AwaySuspend: 10,
@@ -171,7 +171,8 @@ func fullStatus() *feed.SportEventStatus {
 		Possession: 15, Position: 16, Try: 17, Yards: 18, Throw: 19, Visit: 20, RemainingReds: 21,
 		Delivery: 22, HomeRemainingBowls: 23, AwayRemainingBowls: 24, CurrentEnd: 25,
 		Innings: 26, Over: 27, HomePenaltyRuns: 28, AwayPenaltyRuns: 29, HomeDismissals: 30, AwayDismissals: 31,
-		CurrentCTTeam: 1,
+		CurrentCTTeam: 1, Pitcher: tricky, Batter: "sr:player:2", PitchCount: 32, PitchesSeen: 33, TotalHits: 34, TotalPitches: 35,
+		HomeDriveCount: 36, AwayDriveCount: 37, HomePlayCount: 38, AwayPlayCount: 39, BattingTeam: 2, PeriodOfLeader: 40,
 		Clock: feed.EventClock{MatchTime: "63:12", StoppageTime: "1:00", StoppageTimeAnnounced: "4:00",
 			RemainingTime: tricky, RemainingTimeInPeriod: "12", Stopped: true},
 		PeriodScores: []feed.PeriodScore{{Number: 1, MatchStatusCode: 6, HomeScore: 1}, {Number: 2, MatchStatusCode: 7, AwayScore: 2}},
