@@ -25,7 +25,7 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 				Status: 1, MatchStatus: 7,
 				Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusHomePenaltyScore | StatusAwayPenaltyScore |
 					StatusHomeSuspend | StatusAwaySuspend | StatusClockStopped | StatusPeriodOfLeader |
-					StatusYellowCards | StatusRedCards | StatusYellowRedCards | StatusCorners,
+					StatusYellowCards | StatusRedCards | StatusYellowRedCards | StatusCorners | StatusGreenCards | StatusTries,
 				Reporting: 1, HomeScore: 2, AwayScore: 1, AwaySuspend: 1, PeriodOfLeader: 2,
 				Clock: EventClock{MatchTime: "78:41", StoppageTime: "2:00", StoppageTimeAnnounced: "4:00",
 					RemainingTime: "11:19", RemainingTimeInPeriod: "11:19"},
@@ -38,6 +38,8 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 					YellowCards: TeamCounts{Home: 2, Away: 3},
 					RedCards:    TeamCounts{Home: 0, Away: 1},
 					Corners:     TeamCounts{Home: 7, Away: 2},
+					GreenCards:  TeamCounts{Home: 1, Away: 0},
+					Tries:       TeamCounts{Home: 4, Away: 3},
 				},
 			},
 			OddsGeneration: &OddsGeneration{ExpectedTotals: 2.74495, HasExpectedTotals: true,
@@ -203,7 +205,7 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, StatusPeriodOfLeader<<1-1, fields, "the fixtures send every optional status attribute and element")
+	assert.Equal(t, StatusTries<<1-1, fields, "the fixtures send every optional status attribute and element")
 }
 
 func oddsChangeWithStatus(match int64, ts int64, st *SportEventStatus, markets []OddsMarket) *OddsChange {

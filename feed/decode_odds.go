@@ -267,6 +267,10 @@ func (d *decoder) sportEventStatus(st *SportEventStatus, lacks *SchemaViolation)
 					st.Fields |= d.teamCounts(&st.Statistics.YellowRedCards, StatusYellowRedCards, lacks)
 				case "corners":
 					st.Fields |= d.teamCounts(&st.Statistics.Corners, StatusCorners, lacks)
+				case "green_cards":
+					st.Fields |= d.teamCounts(&st.Statistics.GreenCards, StatusGreenCards, lacks)
+				case "tries":
+					st.Fields |= d.teamCounts(&st.Statistics.Tries, StatusTries, lacks)
 				}
 				d.skip()
 			}

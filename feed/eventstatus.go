@@ -153,6 +153,8 @@ const (
 	StatusAwayPlayCount
 	StatusBattingTeam
 	StatusPeriodOfLeader
+	StatusGreenCards // statistics/green_cards
+	StatusTries      // statistics/tries
 )
 
 // EventClock is the match clock of a live event. Its times are strings as the feed writes
@@ -189,13 +191,18 @@ type EventResult struct {
 
 // EventStatistics holds the statistics element of a status. Each count is meaningful
 // only with its bit (StatusYellowCards, StatusRedCards, StatusYellowRedCards,
-// StatusCorners) set in SportEventStatus.Fields: zero cards is a count the feed sends. A
-// count that lacks its home or away number gets no bit (MissingStatisticsCount).
+// StatusCorners, StatusGreenCards, StatusTries) set in SportEventStatus.Fields: zero
+// cards is a count the feed sends. A count that lacks its home or away number gets no
+// bit (MissingStatisticsCount).
 type EventStatistics struct {
 	YellowCards    TeamCounts
 	RedCards       TeamCounts
 	YellowRedCards TeamCounts
 	Corners        TeamCounts
+	GreenCards     TeamCounts
+	// Tries is the tries element, which the published schema does not declare; it is
+	// read as the other counts are.
+	Tries TeamCounts
 }
 
 // TeamCounts is a count per team.

@@ -173,6 +173,8 @@ type refEventStat struct {
 		RedCards       *refTeamCounts `xml:"red_cards"`
 		YellowRedCards *refTeamCounts `xml:"yellow_red_cards"`
 		Corners        *refTeamCounts `xml:"corners"`
+		GreenCards     *refTeamCounts `xml:"green_cards"`
+		Tries          *refTeamCounts `xml:"tries"`
 	} `xml:"statistics"`
 }
 
@@ -405,6 +407,8 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	counts(&st.Statistics.RedCards, stats.RedCards, StatusRedCards)
 	counts(&st.Statistics.YellowRedCards, stats.YellowRedCards, StatusYellowRedCards)
 	counts(&st.Statistics.Corners, stats.Corners, StatusCorners)
+	counts(&st.Statistics.GreenCards, stats.GreenCards, StatusGreenCards)
+	counts(&st.Statistics.Tries, stats.Tries, StatusTries)
 	return st
 }
 

@@ -137,7 +137,8 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 		}
 		w.b = append(w.b, "</results>"...)
 	}
-	const stats = feed.StatusYellowCards | feed.StatusRedCards | feed.StatusYellowRedCards | feed.StatusCorners
+	const stats = feed.StatusYellowCards | feed.StatusRedCards | feed.StatusYellowRedCards | feed.StatusCorners |
+		feed.StatusGreenCards | feed.StatusTries
 	if st.Fields&stats != 0 {
 		w.b = append(w.b, "<statistics>"...)
 		for _, s := range []struct {
@@ -149,6 +150,8 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 			{"red_cards", st.Statistics.RedCards, feed.StatusRedCards},
 			{"yellow_red_cards", st.Statistics.YellowRedCards, feed.StatusYellowRedCards},
 			{"corners", st.Statistics.Corners, feed.StatusCorners},
+			{"green_cards", st.Statistics.GreenCards, feed.StatusGreenCards},
+			{"tries", st.Statistics.Tries, feed.StatusTries},
 		} {
 			if has(s.f) {
 				w.b = append(w.b, '<')

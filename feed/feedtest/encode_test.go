@@ -163,7 +163,7 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 // shows.
 func fullStatus() *feed.SportEventStatus {
 	return &feed.SportEventStatus{
-		Status: 1, MatchStatus: 7, Fields: feed.StatusPeriodOfLeader<<1 - 1, // every StatusField: StatusPeriodOfLeader is the last
+		Status: 1, MatchStatus: 7, Fields: feed.StatusTries<<1 - 1, // every StatusField: StatusTries is the last
 		Reporting: -1, HomeScore: 1, AwayScore: 2.5,
 		HomePenaltyScore: 3, AwayPenaltyScore: 4, HomeGameScore: 5, AwayGameScore: 6, HomeLegScore: 7, AwayLegScore: 8,
 		CurrentServer: 2, ExpediteMode: true, Tiebreak: false, HomeSuspend: 9, AwaySuspend: 10,
@@ -178,7 +178,8 @@ func fullStatus() *feed.SportEventStatus {
 		PeriodScores: []feed.PeriodScore{{Number: 1, MatchStatusCode: 6, HomeScore: 1}, {Number: 2, MatchStatusCode: 7, AwayScore: 2}},
 		Results:      []feed.EventResult{{MatchStatusCode: 100, HomeScore: 1, AwayScore: 2.5}, {MatchStatusCode: 120}},
 		Statistics: feed.EventStatistics{YellowCards: feed.TeamCounts{Home: 1, Away: 2}, RedCards: feed.TeamCounts{Home: 3, Away: 4},
-			YellowRedCards: feed.TeamCounts{Home: 0, Away: 5}, Corners: feed.TeamCounts{Home: 6, Away: 7}},
+			YellowRedCards: feed.TeamCounts{Home: 0, Away: 5}, Corners: feed.TeamCounts{Home: 6, Away: 7},
+			GreenCards: feed.TeamCounts{Home: 8, Away: 9}, Tries: feed.TeamCounts{Home: 10, Away: 0}},
 	}
 }
 
