@@ -165,20 +165,21 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			Markets: []MarketRef{
 				{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total", VoidReason: 8, HasVoidReason: true},
 				{ID: 1, Name: "1x2", VoidReason: 0, HasVoidReason: true},
-				{ID: 60, Specifiers: "hcp=0:1"},
+				{ID: 60, Specifiers: "hcp=0:1", Outcomes: []OutcomeRef{{ID: "1714"}, {ID: "1715"}}},
 			},
 		}},
 		{"rollback_bet_cancel_full.xml", &RollbackBetCancel{
 			Header:    Header{Producer: 3, Event: ev, Timestamp: ms(1764152480000), RequestID: 78},
 			StartTime: ms(1764152400000),
 			EndTime:   ms(1764152460000),
-			Markets:   []MarketRef{{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total"}, {ID: 1}},
+			Markets: []MarketRef{{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total"},
+				{ID: 1, Outcomes: []OutcomeRef{{ID: "2"}}}},
 		}},
 		{"rollback_bet_settlement_full.xml", &RollbackBetSettlement{
 			Header: Header{Producer: 1, Event: ev, Timestamp: ms(1764160000000), RequestID: 79},
 			Markets: []MarketRef{
 				{ID: 16, Specifiers: "hcp=-0.25", ExtendedSpecifiers: "period=ft", Name: "Handicap -0.25"},
-				{ID: 40, Specifiers: "goalnr=1"},
+				{ID: 40, Specifiers: "goalnr=1", Outcomes: []OutcomeRef{{ID: "sr:player:1234"}, {ID: "sr:player:5678"}}},
 			},
 		}},
 		{"bet_stop_full.xml", &BetStop{
@@ -281,4 +282,21 @@ func TestDecodeRejectsIncompleteNewElements(t *testing.T) {
 			assert.Error(t, refErr, "encoding/xml reference refuses it too")
 		})
 	}
+}
+
+// The outcomes named under the markets of a cancellation or a rollback are each market's
+// own: a market that names none has none, and appending to one market's outcomes leaves
+// the next market's alone.
+func TestMarketRefOutcomesAreEachMarketsOwn(t *testing.T) {
+	m, err := DecodeRollbackBetSettlement([]byte(`<rollback_bet_settlement product="1" event_id="sr:match:1" timestamp="1">` +
+		`<market id="1"><outcome id="1"/><outcome id="2"/></market><market id="2"/><market id="3"><outcome id="9"/></market>` +
+		`</rollback_bet_settlement>`))
+	require.NoError(t, err)
+	require.Len(t, m.Markets, 3)
+	assert.Equal(t, []OutcomeRef{{ID: "1"}, {ID: "2"}}, m.Markets[0].Outcomes)
+	assert.Nil(t, m.Markets[1].Outcomes, "a market that names no outcome concerns the whole line")
+	assert.Equal(t, []OutcomeRef{{ID: "9"}}, m.Markets[2].Outcomes)
+	grown := append(m.Markets[0].Outcomes, OutcomeRef{ID: "x"})
+	assert.Len(t, grown, 3)
+	assert.Equal(t, []OutcomeRef{{ID: "9"}}, m.Markets[2].Outcomes, "appending to one market's outcomes")
 }

@@ -54,9 +54,9 @@
 //     it settles, stops or prices cannot be applied to any.
 //   - request_id on snapshot_complete: it is the whole message, the id of the recovery it
 //     ends; subscribed on alive, likewise its whole content.
-//   - a market's id (in every message) and an outcome's id (odds and settlements): a line
-//     or an outcome that names nothing cannot be priced, stopped or settled, and any guess
-//     would act on another line's bets.
+//   - a market's id (in every message) and an outcome's id (in every message that lists
+//     outcomes): a line or an outcome that names nothing cannot be priced, stopped,
+//     settled, cancelled or rolled back, and any guess would act on another line's bets.
 //   - a settled outcome's result: a settlement is its result; one read as any value
 //     (won, lost, undecided) would pay or void bets on a guess that cannot be undone,
 //     while the unparsable message lets the host ask a recovery for the event.

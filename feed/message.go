@@ -275,6 +275,15 @@ type MarketRef struct {
 	// HasVoidReason set: void reason 0 exists ("other").
 	VoidReason    int
 	HasVoidReason bool
+	// Outcomes are the outcome elements the feed listed under the market: the outcomes of
+	// the line that the message concerns, when it names some (an in-play settlement is
+	// rolled back outcome by outcome); nil when it names none.
+	Outcomes []OutcomeRef
+}
+
+// OutcomeRef names an outcome of a market line in a cancellation or a rollback.
+type OutcomeRef struct {
+	ID string // "1", "sr:player:1234", ...
 }
 
 // RollbackBetSettlement undoes an earlier settlement of the markets listed.

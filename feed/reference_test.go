@@ -248,10 +248,15 @@ type refBetSettlement struct {
 type refMarketRefs struct {
 	XMLName xml.Name
 	refHeader
-	StartTime    refMillis      `xml:"start_time,attr"`
-	EndTime      refMillis      `xml:"end_time,attr"`
-	SupercededBy refURN         `xml:"superceded_by,attr"`
-	Markets      []refMarketRef `xml:"market"`
+	StartTime    refMillis `xml:"start_time,attr"`
+	EndTime      refMillis `xml:"end_time,attr"`
+	SupercededBy refURN    `xml:"superceded_by,attr"`
+	Markets      []struct {
+		refMarketRef
+		Outcomes []struct {
+			ID refString `xml:"id,attr"`
+		} `xml:"outcome"`
+	} `xml:"market"`
 }
 
 type refFixtureChange struct {
@@ -527,7 +532,12 @@ func referenceDecodeUnchecked(t MessageType, body []byte) (Message, error) {
 		h := c.header(r.refHeader, true)
 		var refs []MarketRef
 		for _, rm := range r.Markets {
-			refs = append(refs, c.marketRef(rm))
+			ref := c.marketRef(rm.refMarketRef)
+			for _, ro := range rm.Outcomes {
+				c.require(ro.ID.set, "outcome id")
+				ref.Outcomes = append(ref.Outcomes, OutcomeRef{ID: ro.ID.v})
+			}
+			refs = append(refs, ref)
 		}
 		switch t {
 		case MessageRollbackBetSettlement:

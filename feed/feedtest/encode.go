@@ -188,7 +188,17 @@ func (w *xmlWriter) marketRefs(root string, refs []feed.MarketRef) {
 	w.b = append(w.b, '>')
 	for _, r := range refs {
 		w.marketRef(r)
-		w.b = append(w.b, "/>"...)
+		if len(r.Outcomes) == 0 {
+			w.b = append(w.b, "/>"...)
+			continue
+		}
+		w.b = append(w.b, '>')
+		for _, o := range r.Outcomes {
+			w.b = append(w.b, "<outcome"...)
+			w.strAttrAlways("id", o.ID)
+			w.b = append(w.b, "/>"...)
+		}
+		w.b = append(w.b, "</market>"...)
 	}
 	w.b = append(w.b, "</"...)
 	w.b = append(w.b, root...)
