@@ -22,7 +22,8 @@ func (d *decoder) betStop(body []byte, m *BetStop) {
 //	<bet_settlement product event_id timestamp [request_id] certainty>
 //	  <outcomes>
 //	    <market id [specifiers] [extended_specifiers] [name] [void_reason] [result]>
-//	      <outcome id result [void_factor] [dead_heat_factor]/>
+//	      <outcome id result [void_factor] [dead_heat_factor] [dead_heat_factor_place]
+//	               [each_way_factor] [each_way_result]/>
 //
 // A settlement without certainty is read, and flagged MissingCertainty.
 func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
@@ -87,6 +88,12 @@ func (d *decoder) settledOutcome() SettledOutcome {
 			o.VoidFactor = d.float()
 		case "dead_heat_factor":
 			o.DeadHeatFactor = d.float()
+		case "dead_heat_factor_place":
+			o.DeadHeatFactorPlace, o.HasDeadHeatFactorPlace = d.float(), true
+		case "each_way_factor":
+			o.EachWayFactor, o.HasEachWayFactor = d.float(), true
+		case "each_way_result":
+			o.EachWayResult = d.av
 		}
 	}
 	d.need(seen&sawID != 0, "id")

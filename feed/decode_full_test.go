@@ -151,6 +151,14 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 					{ID: "sr:player:5678", Result: ResultWon, DeadHeatFactor: 0.5},
 					{ID: "sr:player:98765", Result: ResultLost, DeadHeatFactor: 1},
 				}},
+				{ID: 1002, Specifiers: "variant=sr:winner:1", Name: "Winner each way", Outcomes: []SettledOutcome{
+					{ID: "sr:competitor:101", Result: ResultWon, DeadHeatFactor: 1,
+						EachWayResult: "winner|place", EachWayFactor: 0.2, HasEachWayFactor: true},
+					{ID: "sr:competitor:102", Result: ResultLost, DeadHeatFactor: 1,
+						EachWayResult: "place", EachWayFactor: 0.2, HasEachWayFactor: true,
+						DeadHeatFactorPlace: 0.5, HasDeadHeatFactorPlace: true},
+					{ID: "sr:competitor:103", Result: ResultLost, DeadHeatFactor: 1},
+				}},
 				{ID: 37, Specifiers: "total=2.5", VoidReason: 0, HasVoidReason: true, Outcomes: []SettledOutcome{
 					{ID: "12", Result: ResultLost, VoidFactor: 1, DeadHeatFactor: 1},
 					{ID: "13", Result: ResultLost, VoidFactor: 1, DeadHeatFactor: 1},

@@ -101,10 +101,10 @@
 // the feed left out never reads as a value with another meaning. Where the type's zero
 // means the same as "absent" (no favourite flag, an empty name, a zero time.Time, a
 // cashout status or team of 0, which the feed does not use) the zero stands for it. Where
-// it does not, the field says so: a Has flag beside odds, probabilities, void reasons and
-// the AAMS id; SportEventStatus.Fields for a status's scores, counts and statistics (zero
-// outs or zero cards are values); and a documented neutral value where one exists
-// (SettledOutcome.DeadHeatFactor is 1 when absent: no dead heat). Each field's doc says
-// which. Rare sub-elements (sport_event_status, odds_generation_properties) are pointers,
-// nil when absent.
+// it does not, the field says so: a Has flag beside odds, probabilities, void reasons,
+// each-way factors and the AAMS id; SportEventStatus.Fields for a status's scores, counts
+// and statistics (zero outs or zero cards are values); and a documented neutral value
+// where one exists (SettledOutcome.DeadHeatFactor is 1 when absent: no dead heat). Each
+// field's doc says which. Rare sub-elements (sport_event_status,
+// odds_generation_properties) are pointers, nil when absent.
 package feed

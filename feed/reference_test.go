@@ -240,6 +240,9 @@ type refBetSettlement struct {
 				Result         refResult `xml:"result,attr"`
 				VoidFactor     refFloat  `xml:"void_factor,attr"`
 				DeadHeatFactor refFloat  `xml:"dead_heat_factor,attr"`
+				DeadHeatPlace  refFloat  `xml:"dead_heat_factor_place,attr"`
+				EachWayFactor  refFloat  `xml:"each_way_factor,attr"`
+				EachWayResult  refString `xml:"each_way_result,attr"`
 			} `xml:"outcome"`
 		} `xml:"market"`
 	} `xml:"outcomes"`
@@ -511,7 +514,9 @@ func referenceDecodeUnchecked(t MessageType, body []byte) (Message, error) {
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
 					c.require(ro.Result.set, "result")
-					o := SettledOutcome{ID: ro.ID.v, Result: ro.Result.v, VoidFactor: ro.VoidFactor.v, DeadHeatFactor: 1}
+					o := SettledOutcome{ID: ro.ID.v, Result: ro.Result.v, VoidFactor: ro.VoidFactor.v, DeadHeatFactor: 1,
+						EachWayResult: ro.EachWayResult.v, EachWayFactor: ro.EachWayFactor.v, HasEachWayFactor: ro.EachWayFactor.set,
+						DeadHeatFactorPlace: ro.DeadHeatPlace.v, HasDeadHeatFactorPlace: ro.DeadHeatPlace.set}
 					if ro.DeadHeatFactor.set {
 						o.DeadHeatFactor = ro.DeadHeatFactor.v
 					}

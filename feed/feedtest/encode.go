@@ -71,6 +71,9 @@ func AppendXML(b []byte, m feed.Message) []byte {
 				if o.DeadHeatFactor != 1 { // 1, no dead heat, is what an absent attribute means
 					w.floatAttrAlways("dead_heat_factor", o.DeadHeatFactor)
 				}
+				w.floatIf("dead_heat_factor_place", o.DeadHeatFactorPlace, o.HasDeadHeatFactorPlace)
+				w.floatIf("each_way_factor", o.EachWayFactor, o.HasEachWayFactor)
+				w.strAttr("each_way_result", o.EachWayResult)
 				w.b = append(w.b, "/>"...)
 			}
 			w.b = append(w.b, "</market>"...)

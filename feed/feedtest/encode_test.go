@@ -110,6 +110,13 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 					// A factor of 0 is written: only 1 goes without saying.
 					{ID: "13", Result: feed.ResultLost, VoidFactor: 1, DeadHeatFactor: 0},
 				}},
+			// Each-way factors of 0 that were sent are written.
+			{ID: 1002, Specifiers: "variant=sr:winner:1", Outcomes: []feed.SettledOutcome{
+				{ID: "sr:competitor:1", Result: feed.ResultWon, DeadHeatFactor: 1, EachWayResult: tricky,
+					EachWayFactor: 0.25, HasEachWayFactor: true, DeadHeatFactorPlace: 0.5, HasDeadHeatFactorPlace: true},
+				{ID: "sr:competitor:2", Result: feed.ResultLost, DeadHeatFactor: 1, EachWayResult: "place",
+					HasEachWayFactor: true, HasDeadHeatFactorPlace: true},
+			}},
 			{ID: 40, HasVoidReason: true}, // a market without outcomes, voided for reason 0
 		}}},
 		{"bet_settlement/empty", &feed.BetSettlement{Header: h}},
