@@ -7,15 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The *_full.xml fixtures and one odds change per sport carry every optional element and
-// attribute of the schema; each decodes to exactly the message written out here, and the
-// encoding/xml reference agrees.
-func TestDecodeEveryOptionalElement(t *testing.T) {
+// fullFixture is a fixture and exactly the message it decodes to.
+type fullFixture struct {
+	file string
+	want Message
+}
+
+// fullFixtures are the *_full.xml fixtures and one odds change per sport: together they
+// carry every optional element and attribute of the schema (TestSchemaFieldsAreInTheFixtures).
+func fullFixtures() []fullFixture {
 	ev := URN{"sr", "match", 16470657}
-	tests := []struct {
-		file string
-		want Message
-	}{
+	return []fullFixture{
 		{"odds_change_full.xml", &OddsChange{
 			Header:        Header{Producer: 1, Event: ev, Timestamp: ms(1764155820417), RequestID: 4711},
 			ChangeReason:  1,
@@ -199,8 +201,13 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			ChangeType: 4, StartTime: ms(1764241200000), NextLiveTime: ms(1764240900000),
 		}},
 	}
+}
+
+// Each full fixture decodes to exactly the message written out in fullFixtures, and the
+// encoding/xml reference agrees.
+func TestDecodeEveryOptionalElement(t *testing.T) {
 	var fields StatusField
-	for _, tt := range tests {
+	for _, tt := range fullFixtures() {
 		t.Run(tt.file, func(t *testing.T) {
 			body := readFixture(t, tt.file)
 			got, err := Decode(tt.want.Type(), body)

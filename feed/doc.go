@@ -97,7 +97,9 @@
 //
 // # Absent values
 //
-// The message types carry every element and attribute of the feed's schema, and a value
+// The message types carry every element and attribute of the feed's schema (the tests walk
+// UnifiedFeed.xsd as the .NET SDK 3.12.0 publishes it, to keep it so) and a few beyond it:
+// the cashout message, a market's name, a status's batting_team and tries count. A value
 // the feed left out never reads as a value with another meaning. Where the type's zero
 // means the same as "absent" (no favourite flag, an empty name, a zero time.Time, a
 // cashout status or team of 0, which the feed does not use) the zero stands for it. Where
