@@ -22,7 +22,8 @@ func (d *decoder) betStop(body []byte, m *BetStop) {
 //	<bet_settlement product event_id timestamp [request_id] certainty>
 //	  <outcomes>
 //	    <market id [specifiers] [extended_specifiers] [name] [void_reason] [result]>
-//	      <outcome id result [void_factor] [dead_heat_factor]/>
+//	      <outcome id result [void_factor] [dead_heat_factor] [dead_heat_factor_place]
+//	               [each_way_factor] [each_way_result]/>
 //
 // A settlement without certainty is read, and flagged MissingCertainty.
 func (d *decoder) betSettlement(body []byte, m *BetSettlement) {
@@ -87,6 +88,12 @@ func (d *decoder) settledOutcome() SettledOutcome {
 			o.VoidFactor = d.float()
 		case "dead_heat_factor":
 			o.DeadHeatFactor = d.float()
+		case "dead_heat_factor_place":
+			o.DeadHeatFactorPlace, o.HasDeadHeatFactorPlace = d.float(), true
+		case "each_way_factor":
+			o.EachWayFactor, o.HasEachWayFactor = d.float(), true
+		case "each_way_result":
+			o.EachWayResult = d.av
 		}
 	}
 	d.need(seen&sawID != 0, "id")
@@ -123,14 +130,15 @@ func (d *decoder) marketRef(extra func()) MarketRef {
 }
 
 // rollbackBetSettlement decodes <rollback_bet_settlement product event_id timestamp
-// [request_id]> with <market id [specifiers] [extended_specifiers] [name]/> children.
+// [request_id]> with <market id [specifiers] [extended_specifiers] [name]> children, each
+// with <outcome id/> children or none.
 func (d *decoder) rollbackBetSettlement(body []byte, m *RollbackBetSettlement) {
 	d.marketRefs(body, MessageRollbackBetSettlement, &m.Header, &m.Markets, nil)
 }
 
 // betCancel decodes <bet_cancel product event_id timestamp [request_id] [start_time]
 // [end_time] [superceded_by]> with <market id [specifiers] [extended_specifiers] [name]
-// [void_reason]/> children.
+// [void_reason]> children, each with <outcome id/> children or none.
 func (d *decoder) betCancel(body []byte, m *BetCancel) {
 	d.marketRefs(body, MessageBetCancel, &m.Header, &m.Markets, func() {
 		switch d.an {
@@ -145,8 +153,8 @@ func (d *decoder) betCancel(body []byte, m *BetCancel) {
 }
 
 // rollbackBetCancel decodes <rollback_bet_cancel product event_id timestamp [request_id]
-// [start_time] [end_time]> with <market id [specifiers] [extended_specifiers] [name]/>
-// children.
+// [start_time] [end_time]> with <market id [specifiers] [extended_specifiers] [name]>
+// children, each with <outcome id/> children or none.
 func (d *decoder) rollbackBetCancel(body []byte, m *RollbackBetCancel) {
 	d.marketRefs(body, MessageRollbackBetCancel, &m.Header, &m.Markets, func() {
 		switch d.an {
@@ -164,14 +172,32 @@ func (d *decoder) marketRefs(body []byte, t MessageType, h *Header, markets *[]M
 	if !d.root(body, t, h, extra) {
 		return
 	}
+	// All outcomes of the message share one backing array (see readOutcomes); most
+	// messages list none, and then nothing is allocated for them.
+	var outcomes []OutcomeRef
 	for d.child() {
 		if d.elem != "market" {
 			d.skip()
 			continue
 		}
-		*markets = append(*markets, d.marketRef(nil))
-		d.skip()
+		mk := d.marketRef(nil)
+		outcomes, mk.Outcomes = readOutcomes(d, outcomes, d.outcomeRef, nil)
+		*markets = append(*markets, mk)
 	}
+	shareOutcomes(*markets, outcomes, func(mk *MarketRef) *[]OutcomeRef { return &mk.Outcomes })
+}
+
+// outcomeRef reads the attributes of an <outcome id/> that names an outcome of a line.
+func (d *decoder) outcomeRef() OutcomeRef {
+	var o OutcomeRef
+	seen := false
+	for d.attr() {
+		if d.an == "id" {
+			o.ID, seen = d.av, true
+		}
+	}
+	d.need(seen, "id")
+	return o
 }
 
 // fixtureChange decodes <fixture_change product event_id timestamp [request_id]

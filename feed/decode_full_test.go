@@ -7,15 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The *_full.xml fixtures and one odds change per sport carry every optional element and
-// attribute of the schema; each decodes to exactly the message written out here, and the
-// encoding/xml reference agrees.
-func TestDecodeEveryOptionalElement(t *testing.T) {
+// fullFixture is a fixture and exactly the message it decodes to.
+type fullFixture struct {
+	file string
+	want Message
+}
+
+// fullFixtures are the *_full.xml fixtures and one odds change per sport: together they
+// carry every optional element and attribute of the schema (TestSchemaFieldsAreInTheFixtures).
+func fullFixtures() []fullFixture {
 	ev := URN{"sr", "match", 16470657}
-	tests := []struct {
-		file string
-		want Message
-	}{
+	return []fullFixture{
 		{"odds_change_full.xml", &OddsChange{
 			Header:        Header{Producer: 1, Event: ev, Timestamp: ms(1764155820417), RequestID: 4711},
 			ChangeReason:  1,
@@ -24,9 +26,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			EventStatus: &SportEventStatus{
 				Status: 1, MatchStatus: 7,
 				Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusHomePenaltyScore | StatusAwayPenaltyScore |
-					StatusHomeSuspend | StatusAwaySuspend | StatusClockStopped |
-					StatusYellowCards | StatusRedCards | StatusYellowRedCards | StatusCorners,
-				Reporting: 1, HomeScore: 2, AwayScore: 1, AwaySuspend: 1,
+					StatusHomeSuspend | StatusAwaySuspend | StatusClockStopped | StatusPeriodOfLeader |
+					StatusYellowCards | StatusRedCards | StatusYellowRedCards | StatusCorners | StatusGreenCards | StatusTries,
+				Reporting: 1, HomeScore: 2, AwayScore: 1, AwaySuspend: 1, PeriodOfLeader: 2,
 				Clock: EventClock{MatchTime: "78:41", StoppageTime: "2:00", StoppageTimeAnnounced: "4:00",
 					RemainingTime: "11:19", RemainingTimeInPeriod: "11:19"},
 				PeriodScores: []PeriodScore{
@@ -38,6 +40,8 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 					YellowCards: TeamCounts{Home: 2, Away: 3},
 					RedCards:    TeamCounts{Home: 0, Away: 1},
 					Corners:     TeamCounts{Home: 7, Away: 2},
+					GreenCards:  TeamCounts{Home: 1, Away: 0},
+					Tries:       TeamCounts{Home: 4, Away: 3},
 				},
 			},
 			OddsGeneration: &OddsGeneration{ExpectedTotals: 2.74495, HasExpectedTotals: true,
@@ -81,9 +85,11 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_baseball.xml", oddsChangeWithStatus(51018817, 1764163410870, &SportEventStatus{
 			Status: 1, MatchStatus: 405,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusBalls | StatusStrikes | StatusOuts |
-				StatusBases | StatusHomeBatter | StatusAwayBatter | StatusPossession,
+				StatusBases | StatusHomeBatter | StatusAwayBatter | StatusPossession |
+				StatusPitcher | StatusBatter | StatusPitchCount | StatusPitchesSeen | StatusTotalHits | StatusTotalPitches,
 			Reporting: 1, HomeScore: 3, AwayScore: 4, Balls: 2, Strikes: 1, Outs: 0, Bases: "110",
 			HomeBatter: 7, AwayBatter: 2, Possession: 1,
+			Pitcher: "sr:player:871253", Batter: "sr:player:1009881", PitchCount: 17, PitchesSeen: 4, TotalHits: 9, TotalPitches: 88,
 			PeriodScores: []PeriodScore{{Number: 1, MatchStatusCode: 401, HomeScore: 0, AwayScore: 2}},
 		}, []OddsMarket{{ID: 251, Favourite: true, Outcomes: []OddsOutcome{
 			{ID: "4", Odds: 1.91, HasOdds: true, Probability: 0.5025, HasProbability: true},
@@ -92,9 +98,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_cricket.xml", oddsChangeWithStatus(49120031, 1764170002114, &SportEventStatus{
 			Status: 1, MatchStatus: 529,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusInnings | StatusOver | StatusDelivery |
-				StatusHomePenaltyRuns | StatusAwayPenaltyRuns | StatusHomeDismissals | StatusAwayDismissals,
+				StatusHomePenaltyRuns | StatusAwayPenaltyRuns | StatusHomeDismissals | StatusAwayDismissals | StatusBattingTeam,
 			Reporting: 1, HomeScore: 187, AwayScore: 94, Innings: 2, Over: 13, Delivery: 4,
-			HomePenaltyRuns: 5, AwayPenaltyRuns: 0, HomeDismissals: 8, AwayDismissals: 3,
+			HomePenaltyRuns: 5, AwayPenaltyRuns: 0, HomeDismissals: 8, AwayDismissals: 3, BattingTeam: 2,
 		}, []OddsMarket{{ID: 340, Outcomes: []OddsOutcome{
 			{ID: "4", Odds: 2.4, HasOdds: true, Probability: 0.41, HasProbability: true},
 			{ID: "5", Odds: 1.55, HasOdds: true, Probability: 0.59, HasProbability: true},
@@ -108,8 +114,9 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 		{"odds_change_americanfootball.xml", oddsChangeWithStatus(48002212, 1764180123456, &SportEventStatus{
 			Status: 1, MatchStatus: 14,
 			Fields: StatusReporting | StatusHomeScore | StatusAwayScore | StatusPossession | StatusPosition |
-				StatusTry | StatusYards,
+				StatusTry | StatusYards | StatusHomeDriveCount | StatusAwayDriveCount | StatusHomePlayCount | StatusAwayPlayCount,
 			Reporting: 1, HomeScore: 17, AwayScore: 10, Possession: 2, Position: 35, Try: 3, Yards: 7,
+			HomeDriveCount: 6, AwayDriveCount: 5, HomePlayCount: 41, AwayPlayCount: 38,
 		}, nil)},
 		{"odds_change_snooker.xml", oddsChangeWithStatus(52310077, 1764181200042, &SportEventStatus{
 			Status: 1, MatchStatus: 20,
@@ -146,6 +153,14 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 					{ID: "sr:player:5678", Result: ResultWon, DeadHeatFactor: 0.5},
 					{ID: "sr:player:98765", Result: ResultLost, DeadHeatFactor: 1},
 				}},
+				{ID: 1002, Specifiers: "variant=sr:winner:1", Name: "Winner each way", Outcomes: []SettledOutcome{
+					{ID: "sr:competitor:101", Result: ResultWon, DeadHeatFactor: 1,
+						EachWayResult: "winner|place", EachWayFactor: 0.2, HasEachWayFactor: true},
+					{ID: "sr:competitor:102", Result: ResultLost, DeadHeatFactor: 1,
+						EachWayResult: "place", EachWayFactor: 0.2, HasEachWayFactor: true,
+						DeadHeatFactorPlace: 0.5, HasDeadHeatFactorPlace: true},
+					{ID: "sr:competitor:103", Result: ResultLost, DeadHeatFactor: 1},
+				}},
 				{ID: 37, Specifiers: "total=2.5", VoidReason: 0, HasVoidReason: true, Outcomes: []SettledOutcome{
 					{ID: "12", Result: ResultLost, VoidFactor: 1, DeadHeatFactor: 1},
 					{ID: "13", Result: ResultLost, VoidFactor: 1, DeadHeatFactor: 1},
@@ -160,20 +175,21 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			Markets: []MarketRef{
 				{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total", VoidReason: 8, HasVoidReason: true},
 				{ID: 1, Name: "1x2", VoidReason: 0, HasVoidReason: true},
-				{ID: 60, Specifiers: "hcp=0:1"},
+				{ID: 60, Specifiers: "hcp=0:1", Outcomes: []OutcomeRef{{ID: "1714"}, {ID: "1715"}}},
 			},
 		}},
 		{"rollback_bet_cancel_full.xml", &RollbackBetCancel{
 			Header:    Header{Producer: 3, Event: ev, Timestamp: ms(1764152480000), RequestID: 78},
 			StartTime: ms(1764152400000),
 			EndTime:   ms(1764152460000),
-			Markets:   []MarketRef{{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total"}, {ID: 1}},
+			Markets: []MarketRef{{ID: 18, Specifiers: "total=3.5", ExtendedSpecifiers: "period=ft", Name: "Total"},
+				{ID: 1, Outcomes: []OutcomeRef{{ID: "2"}}}},
 		}},
 		{"rollback_bet_settlement_full.xml", &RollbackBetSettlement{
 			Header: Header{Producer: 1, Event: ev, Timestamp: ms(1764160000000), RequestID: 79},
 			Markets: []MarketRef{
 				{ID: 16, Specifiers: "hcp=-0.25", ExtendedSpecifiers: "period=ft", Name: "Handicap -0.25"},
-				{ID: 40, Specifiers: "goalnr=1"},
+				{ID: 40, Specifiers: "goalnr=1", Outcomes: []OutcomeRef{{ID: "sr:player:1234"}, {ID: "sr:player:5678"}}},
 			},
 		}},
 		{"bet_stop_full.xml", &BetStop{
@@ -185,8 +201,13 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			ChangeType: 4, StartTime: ms(1764241200000), NextLiveTime: ms(1764240900000),
 		}},
 	}
+}
+
+// Each full fixture decodes to exactly the message written out in fullFixtures, and the
+// encoding/xml reference agrees.
+func TestDecodeEveryOptionalElement(t *testing.T) {
 	var fields StatusField
-	for _, tt := range tests {
+	for _, tt := range fullFixtures() {
 		t.Run(tt.file, func(t *testing.T) {
 			body := readFixture(t, tt.file)
 			got, err := Decode(tt.want.Type(), body)
@@ -200,7 +221,7 @@ func TestDecodeEveryOptionalElement(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, StatusCorners<<1-1, fields, "the fixtures send every optional status attribute and element")
+	assert.Equal(t, StatusTries<<1-1, fields, "the fixtures send every optional status attribute and element")
 }
 
 func oddsChangeWithStatus(match int64, ts int64, st *SportEventStatus, markets []OddsMarket) *OddsChange {
@@ -276,4 +297,21 @@ func TestDecodeRejectsIncompleteNewElements(t *testing.T) {
 			assert.Error(t, refErr, "encoding/xml reference refuses it too")
 		})
 	}
+}
+
+// The outcomes named under the markets of a cancellation or a rollback are each market's
+// own: a market that names none has none, and appending to one market's outcomes leaves
+// the next market's alone.
+func TestMarketRefOutcomesAreEachMarketsOwn(t *testing.T) {
+	m, err := DecodeRollbackBetSettlement([]byte(`<rollback_bet_settlement product="1" event_id="sr:match:1" timestamp="1">` +
+		`<market id="1"><outcome id="1"/><outcome id="2"/></market><market id="2"/><market id="3"><outcome id="9"/></market>` +
+		`</rollback_bet_settlement>`))
+	require.NoError(t, err)
+	require.Len(t, m.Markets, 3)
+	assert.Equal(t, []OutcomeRef{{ID: "1"}, {ID: "2"}}, m.Markets[0].Outcomes)
+	assert.Nil(t, m.Markets[1].Outcomes, "a market that names no outcome concerns the whole line")
+	assert.Equal(t, []OutcomeRef{{ID: "9"}}, m.Markets[2].Outcomes)
+	grown := append(m.Markets[0].Outcomes, OutcomeRef{ID: "x"})
+	assert.Len(t, grown, 3)
+	assert.Equal(t, []OutcomeRef{{ID: "9"}}, m.Markets[2].Outcomes, "appending to one market's outcomes")
 }

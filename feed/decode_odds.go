@@ -210,6 +210,12 @@ func (d *decoder) sportEventStatus(st *SportEventStatus, lacks *SchemaViolation)
 		case "bases":
 			st.Bases = d.av
 			st.Fields |= StatusBases
+		case "pitcher":
+			st.Pitcher = d.av
+			st.Fields |= StatusPitcher
+		case "batter":
+			st.Batter = d.av
+			st.Fields |= StatusBatter
 		default:
 			if p, f := st.intField(d.an); p != nil {
 				*p = d.int()
@@ -261,6 +267,10 @@ func (d *decoder) sportEventStatus(st *SportEventStatus, lacks *SchemaViolation)
 					st.Fields |= d.teamCounts(&st.Statistics.YellowRedCards, StatusYellowRedCards, lacks)
 				case "corners":
 					st.Fields |= d.teamCounts(&st.Statistics.Corners, StatusCorners, lacks)
+				case "green_cards":
+					st.Fields |= d.teamCounts(&st.Statistics.GreenCards, StatusGreenCards, lacks)
+				case "tries":
+					st.Fields |= d.teamCounts(&st.Statistics.Tries, StatusTries, lacks)
 				}
 				d.skip()
 			}

@@ -167,6 +167,7 @@ func TestDecodeRejectsBadInputWithClearErrors(t *testing.T) {
 		{"bad odds", `<odds_change product="1" event_id="sr:match:1" timestamp="1"><odds><market id="1"><outcome id="1" odds="Infinity"/></market></odds></odds_change>`, `<outcome> attribute odds="Infinity": want an xs:double such as 1.85, INF or NaN`, MessageOddsChange},
 		{"bad urn", `<bet_stop product="1" event_id="match:1" timestamp="1"/>`, `attribute event_id="match:1"`, MessageBetStop},
 		{"market without id", `<rollback_bet_settlement product="1" event_id="sr:match:1" timestamp="1"><market/></rollback_bet_settlement>`, "<market> lacks attribute id", MessageRollbackBetSettlement},
+		{"cancelled outcome without id", `<bet_cancel product="1" event_id="sr:match:1" timestamp="1"><market id="1"><outcome/></market></bet_cancel>`, "<outcome> lacks attribute id", MessageBetCancel},
 		{"market status out of range", `<bet_stop product="1" event_id="sr:match:1" timestamp="1" market_status="257"/>`, `attribute market_status="257": want a market status from -128 to 127`, MessageBetStop},
 		{"bad result", `<bet_settlement product="1" event_id="sr:match:1" timestamp="1"><outcomes><market id="1"><outcome id="1" result="2"/></market></outcomes></bet_settlement>`, `attribute result="2": want 1, 0 or -1`, MessageBetSettlement},
 		{"truncated", `<odds_change product="1" event_id="sr:match:1" timestamp="1"><odds>`, "unexpected end of input in element odds", MessageOddsChange},

@@ -54,9 +54,9 @@
 //     it settles, stops or prices cannot be applied to any.
 //   - request_id on snapshot_complete: it is the whole message, the id of the recovery it
 //     ends; subscribed on alive, likewise its whole content.
-//   - a market's id (in every message) and an outcome's id (odds and settlements): a line
-//     or an outcome that names nothing cannot be priced, stopped or settled, and any guess
-//     would act on another line's bets.
+//   - a market's id (in every message) and an outcome's id (in every message that lists
+//     outcomes): a line or an outcome that names nothing cannot be priced, stopped,
+//     settled, cancelled or rolled back, and any guess would act on another line's bets.
 //   - a settled outcome's result: a settlement is its result; one read as any value
 //     (won, lost, undecided) would pay or void bets on a guess that cannot be undone,
 //     while the unparsable message lets the host ask a recovery for the event.
@@ -97,14 +97,16 @@
 //
 // # Absent values
 //
-// The message types carry every element and attribute of the feed's schema, and a value
+// The message types carry every element and attribute of the feed's schema (the tests walk
+// UnifiedFeed.xsd as the .NET SDK 3.12.0 publishes it, to keep it so) and a few beyond it:
+// the cashout message, a market's name, a status's batting_team and tries count. A value
 // the feed left out never reads as a value with another meaning. Where the type's zero
 // means the same as "absent" (no favourite flag, an empty name, a zero time.Time, a
 // cashout status or team of 0, which the feed does not use) the zero stands for it. Where
-// it does not, the field says so: a Has flag beside odds, probabilities, void reasons and
-// the AAMS id; SportEventStatus.Fields for a status's scores, counts and statistics (zero
-// outs or zero cards are values); and a documented neutral value where one exists
-// (SettledOutcome.DeadHeatFactor is 1 when absent: no dead heat). Each field's doc says
-// which. Rare sub-elements (sport_event_status, odds_generation_properties) are pointers,
-// nil when absent.
+// it does not, the field says so: a Has flag beside odds, probabilities, void reasons,
+// each-way factors and the AAMS id; SportEventStatus.Fields for a status's scores, counts
+// and statistics (zero outs or zero cards are values); and a documented neutral value
+// where one exists (SettledOutcome.DeadHeatFactor is 1 when absent: no dead heat). Each
+// field's doc says which. Rare sub-elements (sport_event_status,
+// odds_generation_properties) are pointers, nil when absent.
 package feed

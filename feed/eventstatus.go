@@ -38,17 +38,27 @@ type SportEventStatus struct {
 	HomeSuspend      int  // home_suspend: players suspended (StatusHomeSuspend)
 	AwaySuspend      int  // away_suspend (StatusAwaySuspend)
 
-	Balls      int    // baseball (StatusBalls)
-	Strikes    int    // (StatusStrikes)
-	Outs       int    // (StatusOuts)
-	Bases      string // occupied bases as the feed writes them (StatusBases)
-	HomeBatter int    // (StatusHomeBatter)
-	AwayBatter int    // (StatusAwayBatter)
+	Balls        int    // baseball (StatusBalls)
+	Strikes      int    // (StatusStrikes)
+	Outs         int    // (StatusOuts)
+	Bases        string // occupied bases as the feed writes them (StatusBases)
+	HomeBatter   int    // (StatusHomeBatter)
+	AwayBatter   int    // (StatusAwayBatter)
+	Pitcher      string // the pitcher as the feed writes it (StatusPitcher)
+	Batter       string // the batter as the feed writes it (StatusBatter)
+	PitchCount   int    // pitch_count (StatusPitchCount)
+	PitchesSeen  int    // pitches_seen (StatusPitchesSeen)
+	TotalHits    int    // total_hits (StatusTotalHits)
+	TotalPitches int    // total_pitches (StatusTotalPitches)
 
-	Possession int // American football: team in possession (StatusPossession)
-	Position   int // (StatusPosition)
-	Try        int // (StatusTry)
-	Yards      int // (StatusYards)
+	Possession     int // American football: team in possession (StatusPossession)
+	Position       int // (StatusPosition)
+	Try            int // (StatusTry)
+	Yards          int // (StatusYards)
+	HomeDriveCount int // home_drive_count (StatusHomeDriveCount)
+	AwayDriveCount int // away_drive_count (StatusAwayDriveCount)
+	HomePlayCount  int // home_play_count (StatusHomePlayCount)
+	AwayPlayCount  int // away_play_count (StatusAwayPlayCount)
 
 	Throw         int // darts (StatusThrow)
 	Visit         int // (StatusVisit)
@@ -65,8 +75,12 @@ type SportEventStatus struct {
 	AwayPenaltyRuns int // (StatusAwayPenaltyRuns)
 	HomeDismissals  int // (StatusHomeDismissals)
 	AwayDismissals  int // (StatusAwayDismissals)
+	// BattingTeam is batting_team: 1 home, 2 away (StatusBattingTeam). The published schema
+	// does not declare it; it is read as the schema's other teams are.
+	BattingTeam int
 
-	CurrentCTTeam int // current_ct_team: counter-strike, 1 home, 2 away (StatusCurrentCTTeam)
+	CurrentCTTeam  int // current_ct_team: counter-strike, 1 home, 2 away (StatusCurrentCTTeam)
+	PeriodOfLeader int // period_of_leader (StatusPeriodOfLeader)
 
 	Clock        EventClock
 	PeriodScores []PeriodScore // period_scores; nil when absent
@@ -126,6 +140,21 @@ const (
 	StatusRedCards       // statistics/red_cards
 	StatusYellowRedCards // statistics/yellow_red_cards
 	StatusCorners        // statistics/corners
+	// The bits below came later. They follow the others so that those keep their values.
+	StatusPitcher
+	StatusBatter
+	StatusPitchCount
+	StatusPitchesSeen
+	StatusTotalHits
+	StatusTotalPitches
+	StatusHomeDriveCount
+	StatusAwayDriveCount
+	StatusHomePlayCount
+	StatusAwayPlayCount
+	StatusBattingTeam
+	StatusPeriodOfLeader
+	StatusGreenCards // statistics/green_cards
+	StatusTries      // statistics/tries
 )
 
 // EventClock is the match clock of a live event. Its times are strings as the feed writes
@@ -162,13 +191,18 @@ type EventResult struct {
 
 // EventStatistics holds the statistics element of a status. Each count is meaningful
 // only with its bit (StatusYellowCards, StatusRedCards, StatusYellowRedCards,
-// StatusCorners) set in SportEventStatus.Fields: zero cards is a count the feed sends. A
-// count that lacks its home or away number gets no bit (MissingStatisticsCount).
+// StatusCorners, StatusGreenCards, StatusTries) set in SportEventStatus.Fields: zero
+// cards is a count the feed sends. A count that lacks its home or away number gets no
+// bit (MissingStatisticsCount).
 type EventStatistics struct {
 	YellowCards    TeamCounts
 	RedCards       TeamCounts
 	YellowRedCards TeamCounts
 	Corners        TeamCounts
+	GreenCards     TeamCounts
+	// Tries is the tries element, which the published schema does not declare; it is
+	// read as the other counts are.
+	Tries TeamCounts
 }
 
 // TeamCounts is a count per team.
@@ -246,6 +280,26 @@ func (s *SportEventStatus) intField(name string) (*int, StatusField) {
 		return &s.AwayDismissals, StatusAwayDismissals
 	case "current_ct_team":
 		return &s.CurrentCTTeam, StatusCurrentCTTeam
+	case "pitch_count":
+		return &s.PitchCount, StatusPitchCount
+	case "pitches_seen":
+		return &s.PitchesSeen, StatusPitchesSeen
+	case "total_hits":
+		return &s.TotalHits, StatusTotalHits
+	case "total_pitches":
+		return &s.TotalPitches, StatusTotalPitches
+	case "home_drive_count":
+		return &s.HomeDriveCount, StatusHomeDriveCount
+	case "away_drive_count":
+		return &s.AwayDriveCount, StatusAwayDriveCount
+	case "home_play_count":
+		return &s.HomePlayCount, StatusHomePlayCount
+	case "away_play_count":
+		return &s.AwayPlayCount, StatusAwayPlayCount
+	case "batting_team":
+		return &s.BattingTeam, StatusBattingTeam
+	case "period_of_leader":
+		return &s.PeriodOfLeader, StatusPeriodOfLeader
 	}
 	return nil, 0
 }

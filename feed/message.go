@@ -249,7 +249,10 @@ const (
 //	payout = stake * (1 - VoidFactor) * odds * DeadHeatFactor   (when Result is ResultWon)
 //	       + stake * VoidFactor                                 (the refund, won or lost)
 //
-// Both factors are xs:doubles: INF and NaN arrive as math.Inf and NaN; check math.IsNaN
+// The place part of an each-way bet has factors of its own (EachWayResult,
+// EachWayFactor, DeadHeatFactorPlace), which the feed sends for each-way markets alone.
+//
+// The factors are xs:doubles: INF and NaN arrive as math.Inf and NaN; check math.IsNaN
 // and math.IsInf before multiplying a stake by them.
 type SettledOutcome struct {
 	ID     string
@@ -262,6 +265,19 @@ type SettledOutcome struct {
 	// means no dead heat: a payout multiplied by it is unchanged. (A SettledOutcome built by
 	// hand sets 1 too: its zero value would void the payout.)
 	DeadHeatFactor float64
+	// EachWayResult is each_way_result: "place" or "winner|place", what the outcome won
+	// of an each-way bet; empty when absent.
+	EachWayResult string
+	// EachWayFactor is each_way_factor: the share of the odds at which the place part of
+	// an each-way bet is paid, such as 0.2; meaningful only with HasEachWayFactor set.
+	EachWayFactor    float64
+	HasEachWayFactor bool
+	// DeadHeatFactorPlace is dead_heat_factor_place: DeadHeatFactor for the place part of
+	// an each-way bet; meaningful only with HasDeadHeatFactorPlace set. Absent, it means
+	// no dead heat, a factor of 1. (A flag, not a neutral value as DeadHeatFactor has, so
+	// that a SettledOutcome built by hand before it existed still means what it did.)
+	DeadHeatFactorPlace    float64
+	HasDeadHeatFactorPlace bool
 }
 
 // MarketRef names a market line in a cancellation or a rollback.
@@ -275,6 +291,15 @@ type MarketRef struct {
 	// HasVoidReason set: void reason 0 exists ("other").
 	VoidReason    int
 	HasVoidReason bool
+	// Outcomes are the outcome elements the feed listed under the market: the outcomes of
+	// the line that the message concerns, when it names some (an in-play settlement is
+	// rolled back outcome by outcome); nil when it names none.
+	Outcomes []OutcomeRef
+}
+
+// OutcomeRef names an outcome of a market line in a cancellation or a rollback.
+type OutcomeRef struct {
+	ID string // "1", "sr:player:1234", ...
 }
 
 // RollbackBetSettlement undoes an earlier settlement of the markets listed.

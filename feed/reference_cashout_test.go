@@ -95,7 +95,8 @@ func refStatusViolations(s *refEventStat) SchemaViolation {
 				lacking(r.HomeScore.set && r.AwayScore.set, MissingResultScore)
 		}
 	}
-	for _, tc := range []*refTeamCounts{s.Statistics.YellowCards, s.Statistics.RedCards, s.Statistics.YellowRedCards, s.Statistics.Corners} {
+	stats := s.Statistics
+	for _, tc := range []*refTeamCounts{stats.YellowCards, stats.RedCards, stats.YellowRedCards, stats.Corners, stats.GreenCards, stats.Tries} {
 		if tc != nil {
 			v |= lacking(tc.Home.set && tc.Away.set, MissingStatisticsCount)
 		}

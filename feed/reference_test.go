@@ -133,6 +133,18 @@ type refEventStat struct {
 	HomeDismissals     refInt    `xml:"home_dismissals,attr"`
 	AwayDismissals     refInt    `xml:"away_dismissals,attr"`
 	CurrentCTTeam      refInt    `xml:"current_ct_team,attr"`
+	Pitcher            refString `xml:"pitcher,attr"`
+	Batter             refString `xml:"batter,attr"`
+	PitchCount         refInt    `xml:"pitch_count,attr"`
+	PitchesSeen        refInt    `xml:"pitches_seen,attr"`
+	TotalHits          refInt    `xml:"total_hits,attr"`
+	TotalPitches       refInt    `xml:"total_pitches,attr"`
+	HomeDriveCount     refInt    `xml:"home_drive_count,attr"`
+	AwayDriveCount     refInt    `xml:"away_drive_count,attr"`
+	HomePlayCount      refInt    `xml:"home_play_count,attr"`
+	AwayPlayCount      refInt    `xml:"away_play_count,attr"`
+	BattingTeam        refInt    `xml:"batting_team,attr"`
+	PeriodOfLeader     refInt    `xml:"period_of_leader,attr"`
 	Clock              struct {
 		MatchTime             refString `xml:"match_time,attr"`
 		StoppageTime          refString `xml:"stoppage_time,attr"`
@@ -161,6 +173,8 @@ type refEventStat struct {
 		RedCards       *refTeamCounts `xml:"red_cards"`
 		YellowRedCards *refTeamCounts `xml:"yellow_red_cards"`
 		Corners        *refTeamCounts `xml:"corners"`
+		GreenCards     *refTeamCounts `xml:"green_cards"`
+		Tries          *refTeamCounts `xml:"tries"`
 	} `xml:"statistics"`
 }
 
@@ -226,6 +240,9 @@ type refBetSettlement struct {
 				Result         refResult `xml:"result,attr"`
 				VoidFactor     refFloat  `xml:"void_factor,attr"`
 				DeadHeatFactor refFloat  `xml:"dead_heat_factor,attr"`
+				DeadHeatPlace  refFloat  `xml:"dead_heat_factor_place,attr"`
+				EachWayFactor  refFloat  `xml:"each_way_factor,attr"`
+				EachWayResult  refString `xml:"each_way_result,attr"`
 			} `xml:"outcome"`
 		} `xml:"market"`
 	} `xml:"outcomes"`
@@ -234,10 +251,15 @@ type refBetSettlement struct {
 type refMarketRefs struct {
 	XMLName xml.Name
 	refHeader
-	StartTime    refMillis      `xml:"start_time,attr"`
-	EndTime      refMillis      `xml:"end_time,attr"`
-	SupercededBy refURN         `xml:"superceded_by,attr"`
-	Markets      []refMarketRef `xml:"market"`
+	StartTime    refMillis `xml:"start_time,attr"`
+	EndTime      refMillis `xml:"end_time,attr"`
+	SupercededBy refURN    `xml:"superceded_by,attr"`
+	Markets      []struct {
+		refMarketRef
+		Outcomes []struct {
+			ID refString `xml:"id,attr"`
+		} `xml:"outcome"`
+	} `xml:"market"`
 }
 
 type refFixtureChange struct {
@@ -323,10 +345,13 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	setInt(&st.Balls, s.Balls, StatusBalls)
 	setInt(&st.Strikes, s.Strikes, StatusStrikes)
 	setInt(&st.Outs, s.Outs, StatusOuts)
-	if s.Bases.set {
-		st.Bases = s.Bases.v
-		st.Fields |= StatusBases
+	setString := func(dst *string, a refString, f StatusField) {
+		if a.set {
+			*dst = a.v
+			st.Fields |= f
+		}
 	}
+	setString(&st.Bases, s.Bases, StatusBases)
 	setInt(&st.HomeBatter, s.HomeBatter, StatusHomeBatter)
 	setInt(&st.AwayBatter, s.AwayBatter, StatusAwayBatter)
 	setInt(&st.Possession, s.Possession, StatusPossession)
@@ -347,6 +372,18 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	setInt(&st.HomeDismissals, s.HomeDismissals, StatusHomeDismissals)
 	setInt(&st.AwayDismissals, s.AwayDismissals, StatusAwayDismissals)
 	setInt(&st.CurrentCTTeam, s.CurrentCTTeam, StatusCurrentCTTeam)
+	setString(&st.Pitcher, s.Pitcher, StatusPitcher)
+	setString(&st.Batter, s.Batter, StatusBatter)
+	setInt(&st.PitchCount, s.PitchCount, StatusPitchCount)
+	setInt(&st.PitchesSeen, s.PitchesSeen, StatusPitchesSeen)
+	setInt(&st.TotalHits, s.TotalHits, StatusTotalHits)
+	setInt(&st.TotalPitches, s.TotalPitches, StatusTotalPitches)
+	setInt(&st.HomeDriveCount, s.HomeDriveCount, StatusHomeDriveCount)
+	setInt(&st.AwayDriveCount, s.AwayDriveCount, StatusAwayDriveCount)
+	setInt(&st.HomePlayCount, s.HomePlayCount, StatusHomePlayCount)
+	setInt(&st.AwayPlayCount, s.AwayPlayCount, StatusAwayPlayCount)
+	setInt(&st.BattingTeam, s.BattingTeam, StatusBattingTeam)
+	setInt(&st.PeriodOfLeader, s.PeriodOfLeader, StatusPeriodOfLeader)
 
 	cl := s.Clock
 	st.Clock = EventClock{MatchTime: cl.MatchTime.v, StoppageTime: cl.StoppageTime.v,
@@ -378,6 +415,8 @@ func (c *refChecker) eventStatus(s *refEventStat) *SportEventStatus {
 	counts(&st.Statistics.RedCards, stats.RedCards, StatusRedCards)
 	counts(&st.Statistics.YellowRedCards, stats.YellowRedCards, StatusYellowRedCards)
 	counts(&st.Statistics.Corners, stats.Corners, StatusCorners)
+	counts(&st.Statistics.GreenCards, stats.GreenCards, StatusGreenCards)
+	counts(&st.Statistics.Tries, stats.Tries, StatusTries)
 	return st
 }
 
@@ -475,7 +514,9 @@ func referenceDecodeUnchecked(t MessageType, body []byte) (Message, error) {
 				for _, ro := range rm.Outcomes {
 					c.require(ro.ID.set, "outcome id")
 					c.require(ro.Result.set, "result")
-					o := SettledOutcome{ID: ro.ID.v, Result: ro.Result.v, VoidFactor: ro.VoidFactor.v, DeadHeatFactor: 1}
+					o := SettledOutcome{ID: ro.ID.v, Result: ro.Result.v, VoidFactor: ro.VoidFactor.v, DeadHeatFactor: 1,
+						EachWayResult: ro.EachWayResult.v, EachWayFactor: ro.EachWayFactor.v, HasEachWayFactor: ro.EachWayFactor.set,
+						DeadHeatFactorPlace: ro.DeadHeatPlace.v, HasDeadHeatFactorPlace: ro.DeadHeatPlace.set}
 					if ro.DeadHeatFactor.set {
 						o.DeadHeatFactor = ro.DeadHeatFactor.v
 					}
@@ -496,7 +537,12 @@ func referenceDecodeUnchecked(t MessageType, body []byte) (Message, error) {
 		h := c.header(r.refHeader, true)
 		var refs []MarketRef
 		for _, rm := range r.Markets {
-			refs = append(refs, c.marketRef(rm))
+			ref := c.marketRef(rm.refMarketRef)
+			for _, ro := range rm.Outcomes {
+				c.require(ro.ID.set, "outcome id")
+				ref.Outcomes = append(ref.Outcomes, OutcomeRef{ID: ro.ID.v})
+			}
+			refs = append(refs, ref)
 		}
 		switch t {
 		case MessageRollbackBetSettlement:

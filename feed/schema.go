@@ -39,8 +39,9 @@ const (
 	// MissingResultScore: results/result/@home_score or @away_score; the score reads 0.
 	MissingResultScore
 	// MissingStatisticsCount: the home or away attribute of a statistics count
-	// (yellow_cards, red_cards, yellow_red_cards, corners). The count's StatusField bit is
-	// left clear, so that SportEventStatus.Has does not offer a half count as a value.
+	// (yellow_cards, red_cards, yellow_red_cards, corners, green_cards, tries). The
+	// count's StatusField bit is left clear, so that SportEventStatus.Has does not offer a
+	// half count as a value.
 	MissingStatisticsCount
 
 	numSchemaViolations = iota

@@ -92,6 +92,14 @@ func TestDecodeFlagsMissingRequiredAttributes(t *testing.T) {
 		{"card count without away", MessageOddsChange, schemaStatus +
 			`<statistics><yellow_cards home="1"/></statistics>` + schemaEnd,
 			MissingStatisticsCount, nil},
+		{"green card count without away", MessageOddsChange, schemaStatus +
+			`<statistics><green_cards home="1"/><tries home="2" away="0"/></statistics>` + schemaEnd,
+			MissingStatisticsCount, func(t *testing.T, m Message) {
+				st := m.(*OddsChange).EventStatus
+				assert.False(t, st.Has(StatusGreenCards), "half a count is not offered as a value")
+				assert.True(t, st.Has(StatusTries), "the complete count is")
+				assert.Equal(t, TeamCounts{2, 0}, st.Statistics.Tries)
+			}},
 		{"several at once", MessageOddsChange, `<odds_change ` + schemaHead + `><sport_event_status>` +
 			`<period_scores><period_score/></period_scores><results><result/></results>` +
 			`<statistics><corners/></statistics>` + schemaEnd,

@@ -71,6 +71,9 @@ func AppendXML(b []byte, m feed.Message) []byte {
 				if o.DeadHeatFactor != 1 { // 1, no dead heat, is what an absent attribute means
 					w.floatAttrAlways("dead_heat_factor", o.DeadHeatFactor)
 				}
+				w.floatIf("dead_heat_factor_place", o.DeadHeatFactorPlace, o.HasDeadHeatFactorPlace)
+				w.floatIf("each_way_factor", o.EachWayFactor, o.HasEachWayFactor)
+				w.strAttr("each_way_result", o.EachWayResult)
 				w.b = append(w.b, "/>"...)
 			}
 			w.b = append(w.b, "</market>"...)
@@ -188,7 +191,17 @@ func (w *xmlWriter) marketRefs(root string, refs []feed.MarketRef) {
 	w.b = append(w.b, '>')
 	for _, r := range refs {
 		w.marketRef(r)
-		w.b = append(w.b, "/>"...)
+		if len(r.Outcomes) == 0 {
+			w.b = append(w.b, "/>"...)
+			continue
+		}
+		w.b = append(w.b, '>')
+		for _, o := range r.Outcomes {
+			w.b = append(w.b, "<outcome"...)
+			w.strAttrAlways("id", o.ID)
+			w.b = append(w.b, "/>"...)
+		}
+		w.b = append(w.b, "</market>"...)
 	}
 	w.b = append(w.b, "</"...)
 	w.b = append(w.b, root...)

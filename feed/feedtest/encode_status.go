@@ -67,6 +67,16 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 		{"home_dismissals", &st.HomeDismissals, feed.StatusHomeDismissals},
 		{"away_dismissals", &st.AwayDismissals, feed.StatusAwayDismissals},
 		{"current_ct_team", &st.CurrentCTTeam, feed.StatusCurrentCTTeam},
+		{"pitch_count", &st.PitchCount, feed.StatusPitchCount},
+		{"pitches_seen", &st.PitchesSeen, feed.StatusPitchesSeen},
+		{"total_hits", &st.TotalHits, feed.StatusTotalHits},
+		{"total_pitches", &st.TotalPitches, feed.StatusTotalPitches},
+		{"home_drive_count", &st.HomeDriveCount, feed.StatusHomeDriveCount},
+		{"away_drive_count", &st.AwayDriveCount, feed.StatusAwayDriveCount},
+		{"home_play_count", &st.HomePlayCount, feed.StatusHomePlayCount},
+		{"away_play_count", &st.AwayPlayCount, feed.StatusAwayPlayCount},
+		{"batting_team", &st.BattingTeam, feed.StatusBattingTeam},
+		{"period_of_leader", &st.PeriodOfLeader, feed.StatusPeriodOfLeader},
 	} {
 		if has(a.f) {
 			w.intAttrAlways(a.name, *a.v)
@@ -82,6 +92,12 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 	}
 	if has(feed.StatusBases) {
 		w.strAttrAlways("bases", st.Bases)
+	}
+	if has(feed.StatusPitcher) {
+		w.strAttrAlways("pitcher", st.Pitcher)
+	}
+	if has(feed.StatusBatter) {
+		w.strAttrAlways("batter", st.Batter)
 	}
 	w.b = append(w.b, '>')
 
@@ -121,7 +137,8 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 		}
 		w.b = append(w.b, "</results>"...)
 	}
-	const stats = feed.StatusYellowCards | feed.StatusRedCards | feed.StatusYellowRedCards | feed.StatusCorners
+	const stats = feed.StatusYellowCards | feed.StatusRedCards | feed.StatusYellowRedCards | feed.StatusCorners |
+		feed.StatusGreenCards | feed.StatusTries
 	if st.Fields&stats != 0 {
 		w.b = append(w.b, "<statistics>"...)
 		for _, s := range []struct {
@@ -133,6 +150,8 @@ func (w *xmlWriter) eventStatus(st *feed.SportEventStatus, lacks feed.SchemaViol
 			{"red_cards", st.Statistics.RedCards, feed.StatusRedCards},
 			{"yellow_red_cards", st.Statistics.YellowRedCards, feed.StatusYellowRedCards},
 			{"corners", st.Statistics.Corners, feed.StatusCorners},
+			{"green_cards", st.Statistics.GreenCards, feed.StatusGreenCards},
+			{"tries", st.Statistics.Tries, feed.StatusTries},
 		} {
 			if has(s.f) {
 				w.b = append(w.b, '<')

@@ -110,20 +110,28 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 					// A factor of 0 is written: only 1 goes without saying.
 					{ID: "13", Result: feed.ResultLost, VoidFactor: 1, DeadHeatFactor: 0},
 				}},
+			// Each-way factors of 0 that were sent are written.
+			{ID: 1002, Specifiers: "variant=sr:winner:1", Outcomes: []feed.SettledOutcome{
+				{ID: "sr:competitor:1", Result: feed.ResultWon, DeadHeatFactor: 1, EachWayResult: tricky,
+					EachWayFactor: 0.25, HasEachWayFactor: true, DeadHeatFactorPlace: 0.5, HasDeadHeatFactorPlace: true},
+				{ID: "sr:competitor:2", Result: feed.ResultLost, DeadHeatFactor: 1, EachWayResult: "place",
+					HasEachWayFactor: true, HasDeadHeatFactorPlace: true},
+			}},
 			{ID: 40, HasVoidReason: true}, // a market without outcomes, voided for reason 0
 		}}},
 		{"bet_settlement/empty", &feed.BetSettlement{Header: h}},
 		{"rollback_bet_settlement", &feed.RollbackBetSettlement{Header: withRequest, Markets: []feed.MarketRef{
-			{ID: 1, Name: tricky}, {ID: 18, Specifiers: feed.Specifiers(tricky), ExtendedSpecifiers: "period=2"},
+			{ID: 1, Name: tricky}, {ID: 18, Specifiers: feed.Specifiers(tricky), ExtendedSpecifiers: "period=2",
+				Outcomes: []feed.OutcomeRef{{ID: tricky}, {ID: "sr:player:1234"}}},
 		}}},
 		{"rollback_bet_settlement/empty", &feed.RollbackBetSettlement{Header: h}},
 		{"bet_cancel", &feed.BetCancel{Header: withRequest, StartTime: ms(1764152400000), EndTime: ms(1764152460000),
 			SupercededBy: feed.MustParseURN("sr:match:16470999"),
 			Markets: []feed.MarketRef{{ID: 18, Specifiers: feed.Specifiers(tricky), Name: "Total", VoidReason: 8, HasVoidReason: true},
-				{ID: 1, HasVoidReason: true}, {ID: 2}}}},
+				{ID: 1, HasVoidReason: true, Outcomes: []feed.OutcomeRef{{ID: "1"}}}, {ID: 2}}}},
 		{"bet_cancel/empty", &feed.BetCancel{Header: h}},
 		{"rollback_bet_cancel", &feed.RollbackBetCancel{Header: withRequest, StartTime: ms(1764152400000), EndTime: ms(1764152460000),
-			Markets: []feed.MarketRef{{ID: 18, Specifiers: "total=3.5"}}}},
+			Markets: []feed.MarketRef{{ID: 18, Specifiers: "total=3.5", Outcomes: []feed.OutcomeRef{{ID: "12"}, {ID: "13"}}}}}},
 		{"rollback_bet_cancel/empty", &feed.RollbackBetCancel{Header: h}},
 		{"fixture_change", &feed.FixtureChange{Header: feed.Header{Producer: 3, Event: stage, Timestamp: ms(1764152400500)},
 			ChangeType: 2, StartTime: ms(1764241200000), NextLiveTime: ms(1764241200001)}},
@@ -163,7 +171,7 @@ func TestMarshalRoundTripsEveryMessageType(t *testing.T) {
 // shows.
 func fullStatus() *feed.SportEventStatus {
 	return &feed.SportEventStatus{
-		Status: 1, MatchStatus: 7, Fields: feed.StatusCorners<<1 - 1, // every StatusField: StatusCorners is the last
+		Status: 1, MatchStatus: 7, Fields: feed.StatusTries<<1 - 1, // every StatusField: StatusTries is the last
 		Reporting: -1, HomeScore: 1, AwayScore: 2.5,
 		HomePenaltyScore: 3, AwayPenaltyScore: 4, HomeGameScore: 5, AwayGameScore: 6, HomeLegScore: 7, AwayLegScore: 8,
 		CurrentServer: 2, ExpediteMode: true, Tiebreak: false, HomeSuspend: 9, AwaySuspend: 10,
@@ -171,13 +179,15 @@ func fullStatus() *feed.SportEventStatus {
 		Possession: 15, Position: 16, Try: 17, Yards: 18, Throw: 19, Visit: 20, RemainingReds: 21,
 		Delivery: 22, HomeRemainingBowls: 23, AwayRemainingBowls: 24, CurrentEnd: 25,
 		Innings: 26, Over: 27, HomePenaltyRuns: 28, AwayPenaltyRuns: 29, HomeDismissals: 30, AwayDismissals: 31,
-		CurrentCTTeam: 1,
+		CurrentCTTeam: 1, Pitcher: tricky, Batter: "sr:player:2", PitchCount: 32, PitchesSeen: 33, TotalHits: 34, TotalPitches: 35,
+		HomeDriveCount: 36, AwayDriveCount: 37, HomePlayCount: 38, AwayPlayCount: 39, BattingTeam: 2, PeriodOfLeader: 40,
 		Clock: feed.EventClock{MatchTime: "63:12", StoppageTime: "1:00", StoppageTimeAnnounced: "4:00",
 			RemainingTime: tricky, RemainingTimeInPeriod: "12", Stopped: true},
 		PeriodScores: []feed.PeriodScore{{Number: 1, MatchStatusCode: 6, HomeScore: 1}, {Number: 2, MatchStatusCode: 7, AwayScore: 2}},
 		Results:      []feed.EventResult{{MatchStatusCode: 100, HomeScore: 1, AwayScore: 2.5}, {MatchStatusCode: 120}},
 		Statistics: feed.EventStatistics{YellowCards: feed.TeamCounts{Home: 1, Away: 2}, RedCards: feed.TeamCounts{Home: 3, Away: 4},
-			YellowRedCards: feed.TeamCounts{Home: 0, Away: 5}, Corners: feed.TeamCounts{Home: 6, Away: 7}},
+			YellowRedCards: feed.TeamCounts{Home: 0, Away: 5}, Corners: feed.TeamCounts{Home: 6, Away: 7},
+			GreenCards: feed.TeamCounts{Home: 8, Away: 9}, Tries: feed.TeamCounts{Home: 10, Away: 0}},
 	}
 }
 
