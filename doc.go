@@ -18,6 +18,12 @@
 //     languages asked for, read when first needed and kept in bounded caches; the SDK
 //     gives its listeners one through SDK.Names.
 //
+//   - [github.com/feedkit/feedkit/feed/sportdata]: the sport data behind the messages
+//     (events, fixtures, competitors, players, tournaments, schedules, timelines), cached
+//     with the languages read merged, exported and imported so that a restart starts
+//     warm; the SDK gives its listeners one through SDK.SportData, told of every
+//     fixture_change as it arrives.
+//
 //   - [github.com/feedkit/feedkit/feed/feedtest]: an embedded broker and a feed simulator,
 //     in the spirit of net/http/httptest, so that sessions run without RabbitMQ in tests,
 //     examples and development.
@@ -68,9 +74,9 @@
 // access token, or a transport and the API's address; the recovery manager's tunables;
 // Config.Concurrent: a *concurrent.Config for the concurrent listener, nil for serial
 // delivery) and returns an [SDK]; [SDK.AddSession] adds a session per message interest
-// with its listener, which may hold what New built ([SDK.Names], [SDK.API]); then Open and
-// Close. With the concurrent listener all sessions share one pool of
-// Config.Concurrent.Threads workers, and a match keeps its order across sessions.
+// with its listener, which may hold what New built ([SDK.Names], [SDK.SportData],
+// [SDK.API]); then Open and Close. With the concurrent listener all sessions share one
+// pool of Config.Concurrent.Threads workers, and a match keeps its order across sessions.
 //
 // Set it up from an access token and an environment, as Sportradar's SDKs are:
 // Config.AccessToken with Config.Environment ([Integration], [Production], [Replay], or

@@ -124,7 +124,7 @@ func (p *parser) text(v string) Text {
 	}
 	if len(p.texts) == cap(p.texts) {
 		// Small documents (a player) have a few names, schedules thousands.
-		p.texts = make([]langText, 0, min(8+2*cap(p.texts), 256))
+		p.texts = make([]langText, 0, min(4+2*cap(p.texts), 256))
 	}
 	n := len(p.texts)
 	p.texts = append(p.texts, langText{p.lang, v})
@@ -155,12 +155,45 @@ func (p *parser) time(elem, attr, v string) time.Time {
 func parseTime(v string) (time.Time, error) {
 	switch {
 	case len(v) == len(time.DateOnly):
+		if t, ok := parseDate(v); ok {
+			return t, nil
+		}
 		return time.Parse(time.DateOnly, v)
 	case len(v) == len("2006-01-02T15:04:05"):
 		return time.Parse("2006-01-02T15:04:05", v)
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	return t.UTC(), err
+}
+
+// parseDate reads a YYYY-MM-DD date without time.Parse's generality (birth dates and
+// season bounds are many); anything else is left to time.Parse, for its error.
+func parseDate(v string) (time.Time, bool) {
+	if v[4] != '-' || v[7] != '-' {
+		return time.Time{}, false
+	}
+	y, ok1 := digits(v[0:4])
+	m, ok2 := digits(v[5:7])
+	d, ok3 := digits(v[8:10])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > 31 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // the 31st of a shorter month
+	}
+	return t, true
+}
+
+func digits(s string) (int, bool) {
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 func (p *parser) bool(elem, attr, v string) *bool {
