@@ -61,8 +61,11 @@ type cache[V any] struct {
 }
 
 type entry[V any] struct {
-	id    feed.URN
-	val   V
+	id feed.URN
+	// val is replaced whole, never changed in place: a reader takes the pointer under
+	// the lock and copies the value after, and a value is large (an event with its
+	// competitors), so it is copied once per read, not once per call on the way out.
+	val   *V
 	langs []langAt   // the languages val holds, each with when it was read
 	fails []langFail // the languages whose last read failed recently
 }
@@ -79,8 +82,8 @@ type langFail struct {
 }
 
 // get returns the entity id with lang among its languages, reading the document in lang
-// when the cache has nothing fresh for it.
-func (c *cache[V]) get(ctx context.Context, id feed.URN, lang string) (V, error) {
+// when the cache has nothing fresh for it. The value is shared: the caller copies it.
+func (c *cache[V]) get(ctx context.Context, id feed.URN, lang string) (*V, error) {
 	if v, err, ok := c.cached(id, lang); ok {
 		c.read(true)
 		return v, err
@@ -101,7 +104,7 @@ func (c *cache[V]) read(hit bool) {
 }
 
 // cached returns what the cache may answer for (id, lang) without asking the API.
-func (c *cache[V]) cached(id feed.URN, lang string) (v V, err error, ok bool) {
+func (c *cache[V]) cached(id feed.URN, lang string) (v *V, err error, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, found := c.entries[id]
@@ -128,9 +131,9 @@ func (c *cache[V]) cached(id feed.URN, lang string) (v V, err error, ok bool) {
 // load reads (id, lang) once for all concurrent callers and stores the result. The read
 // runs on a context that the first caller's cancellation does not end (the others still
 // want the answer); each caller stops waiting when its own context ends.
-func (c *cache[V]) load(ctx context.Context, id feed.URN, lang string) (V, error) {
+func (c *cache[V]) load(ctx context.Context, id feed.URN, lang string) (*V, error) {
 	type result struct {
-		v   V
+		v   *V
 		err error
 	}
 	ch := c.group.DoChan(id.String()+" "+lang, func() (any, error) {
@@ -142,27 +145,26 @@ func (c *cache[V]) load(ctx context.Context, id feed.URN, lang string) (V, error
 		if err != nil {
 			c.errors.Add(1)
 		}
-		v, evicted := c.store(id, lang, v, err)
+		held, evicted := c.store(id, lang, v, err)
 		if c.obs != nil {
 			for range evicted {
 				c.obs.CacheEvicted(c.name)
 			}
 		}
-		return result{v, err}, nil
+		return result{held, err}, nil
 	})
 	select {
 	case r := <-ch:
 		res := r.Val.(result)
 		return res.v, res.err
 	case <-ctx.Done():
-		var zero V
-		return zero, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
 // store merges what a read of lang gave into the entity and returns the merged value,
 // and how many entries it evicted to make room.
-func (c *cache[V]) store(id feed.URN, lang string, v V, err error) (_ V, evicted int) {
+func (c *cache[V]) store(id feed.URN, lang string, v V, err error) (_ *V, evicted int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock.Now()
@@ -170,8 +172,7 @@ func (c *cache[V]) store(id feed.URN, lang string, v V, err error) (_ V, evicted
 	e.fails = dropLang(e.fails, lang, func(f langFail) string { return f.lang })
 	if err != nil {
 		e.fails = append(e.fails, langFail{lang, err, now})
-		var zero V
-		return zero, evicted
+		return nil, evicted
 	}
 	c.putLocked(e, lang, v, now)
 	return e.val, evicted
@@ -183,9 +184,10 @@ func (c *cache[V]) store(id feed.URN, lang string, v V, err error) (_ V, evicted
 func (c *cache[V]) putLocked(e *entry[V], lang string, v V, at time.Time) {
 	e.langs = dropLang(e.langs, lang, func(l langAt) string { return l.lang })
 	if len(e.langs) == 0 || len(e.langs) >= c.maxLangs {
-		e.val, e.langs = v, e.langs[:0]
+		e.val, e.langs = &v, e.langs[:0]
 	} else {
-		e.val = c.merge(e.val, v)
+		m := c.merge(*e.val, v)
+		e.val = &m
 	}
 	e.langs = append(e.langs, langAt{lang, at})
 }

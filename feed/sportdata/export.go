@@ -61,7 +61,7 @@ func exportCache[V any](c *cache[V]) []exported[V] {
 	// Least recently read first: an import that fills its cache keeps the most recent.
 	for el := c.lru.Back(); el != nil; el = el.Prev() {
 		e := el.Value.(*entry[V])
-		x := exported[V]{ID: e.id, Languages: make(map[string]time.Time, len(e.langs)), Value: e.val}
+		x := exported[V]{ID: e.id, Languages: make(map[string]time.Time, len(e.langs)), Value: *e.val}
 		for _, l := range e.langs {
 			x.Languages[l.lang] = l.at.UTC()
 		}
@@ -135,7 +135,8 @@ func importCache[V any](c *cache[V], xs []exported[V]) int {
 			continue
 		}
 		e, _ := c.entryLocked(x.ID)
-		e.val = x.Value
+		v := x.Value
+		e.val = &v
 		for l, at := range x.Languages {
 			if len(e.langs) < c.maxLangs {
 				e.langs = append(e.langs, langAt{l, at})

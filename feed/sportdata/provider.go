@@ -114,7 +114,7 @@ func read[V any](ctx context.Context, p *Provider, c *cache[V], id feed.URN, lan
 			errs = append(errs, err)
 			continue
 		}
-		v, got = x, true
+		v, got = *x, true
 	}
 	if len(errs) == 0 {
 		return v, nil
