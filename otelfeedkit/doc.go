@@ -204,7 +204,9 @@
 //   - feedkit.reason: feed.StatusReason's String ("AliveIntervalViolation",
 //     "InitialState", ...).
 //   - feedkit.recovery.kind: "producer", "event" or "event_stateful".
-//   - feedkit.cache: "markets", "variants", "single_variants", "summaries", "profiles".
+//   - feedkit.cache: "markets", "variants", "single_variants", "summaries", "profiles"
+//     (the names' caches); "event_summaries", "fixtures", "competitor_profiles",
+//     "player_profiles", "sports", "categories", "tournaments", "seasons" (the sport data's).
 //   - http.request.method, url.template, http.response.status_code: as OpenTelemetry's
 //     HTTP semantic conventions: the method ("_OTHER" for one they do not list), the
 //     endpoint's template ("/v1/{lang}/sport_events/{urn}/summary.xml"), the answer's

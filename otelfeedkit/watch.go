@@ -87,6 +87,24 @@ func (w *watcher) observe(_ context.Context, o metric.Observer) error {
 			o.ObserveInt64(m.entries, int64(c.entries), m.cache(c.name).observe...)
 		}
 	}
+	if d := st.SportData; d != nil {
+		// The names of sportdata.Stats' fields in JSON, as its Observer names the caches.
+		for _, c := range []struct {
+			name    string
+			entries int
+		}{
+			{"event_summaries", d.Summaries.Entries},
+			{"fixtures", d.Fixtures.Entries},
+			{"competitor_profiles", d.Competitors.Entries},
+			{"player_profiles", d.Players.Entries},
+			{"sports", d.Sports.Entries},
+			{"categories", d.Categories.Entries},
+			{"tournaments", d.Tournaments.Entries},
+			{"seasons", d.Seasons.Entries},
+		} {
+			o.ObserveInt64(m.entries, int64(c.entries), m.cache(c.name).observe...)
+		}
+	}
 	if t := st.Transport; t != nil {
 		o.ObserveInt64(m.connected, t.Connected)
 		o.ObserveInt64(m.received, int64(t.Bytes))

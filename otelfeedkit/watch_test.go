@@ -176,11 +176,21 @@ func TestWatchSDKReportsTheLevelsOfStats(t *testing.T) {
 			n := st.Names
 			require.NotNil(t, n)
 			assert.Equal(t, 2, n.Markets.Entries, "one per language")
+			d := st.SportData
+			require.NotNil(t, d)
 			assert.Equal(t, []point{
+				{attrs: []string{"feedkit.cache=categories"}, value: float64(d.Categories.Entries)},
+				{attrs: []string{"feedkit.cache=competitor_profiles"}, value: float64(d.Competitors.Entries)},
+				{attrs: []string{"feedkit.cache=event_summaries"}, value: float64(d.Summaries.Entries)},
+				{attrs: []string{"feedkit.cache=fixtures"}, value: float64(d.Fixtures.Entries)},
 				{attrs: []string{"feedkit.cache=markets"}, value: float64(n.Markets.Entries)},
+				{attrs: []string{"feedkit.cache=player_profiles"}, value: float64(d.Players.Entries)},
 				{attrs: []string{"feedkit.cache=profiles"}, value: float64(n.Profiles.Entries)},
+				{attrs: []string{"feedkit.cache=seasons"}, value: float64(d.Seasons.Entries)},
 				{attrs: []string{"feedkit.cache=single_variants"}, value: float64(n.SingleVariants.Entries)},
+				{attrs: []string{"feedkit.cache=sports"}, value: float64(d.Sports.Entries)},
 				{attrs: []string{"feedkit.cache=summaries"}, value: float64(n.Summaries.Entries)},
+				{attrs: []string{"feedkit.cache=tournaments"}, value: float64(d.Tournaments.Entries)},
 				{attrs: []string{"feedkit.cache=variants"}, value: float64(n.Variants.Entries)},
 			}, points(got["feedkit.cache.entries"]))
 

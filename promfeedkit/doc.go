@@ -45,7 +45,7 @@
 //	feedkit_api_requests_held_total              counter    http_request_method, url_template                              APIRequestHeld
 //	feedkit_cache_reads_total                    counter    feedkit_cache, feedkit_result ("hit", "miss")                  CacheRead
 //	feedkit_cache_evictions_total                counter    feedkit_cache                                                  CacheEvicted
-//	feedkit_cache_entries                        gauge      feedkit_cache                                                  Stats: Names' Entries
+//	feedkit_cache_entries                        gauge      feedkit_cache                                                  Stats: Names', SportData's Entries
 //	feedkit_transport_connected                  gauge                                                                     Stats: Transport.Connected
 //	feedkit_transport_connects_total             counter                                                                   TransportLinkUp
 //	feedkit_transport_drops_total                counter                                                                   TransportLinkDown
@@ -75,7 +75,9 @@
 //   - feedkit_reason: feed.StatusReason's String ("AliveIntervalViolation", ...). A
 //     producer's InitialState, its down at the start, counts as a down.
 //   - feedkit_recovery_kind: "producer", "event", "event_stateful".
-//   - feedkit_cache: "markets", "variants", "single_variants", "summaries", "profiles".
+//   - feedkit_cache: "markets", "variants", "single_variants", "summaries", "profiles"
+//     (the names' caches); "event_summaries", "fixtures", "competitor_profiles",
+//     "player_profiles", "sports", "categories", "tournaments", "seasons" (the sport data's).
 //   - http_request_method and url_template: the request's method and its endpoint's
 //     template ("/v1/{lang}/sport_events/{urn}/summary.xml"), never its URL.
 //   - http_response_status_code: the answer's status, empty when none came (as

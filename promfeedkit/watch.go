@@ -78,6 +78,17 @@ func (m *Metrics) collectLevels(ch chan<- prometheus.Metric) {
 		gauge(m.entriesDesc, float64(n.Summaries.Entries), "summaries")
 		gauge(m.entriesDesc, float64(n.Profiles.Entries), "profiles")
 	}
+	if d := st.SportData; d != nil {
+		// The names of sportdata.Stats' fields in JSON, as its Observer names the caches.
+		gauge(m.entriesDesc, float64(d.Summaries.Entries), "event_summaries")
+		gauge(m.entriesDesc, float64(d.Fixtures.Entries), "fixtures")
+		gauge(m.entriesDesc, float64(d.Competitors.Entries), "competitor_profiles")
+		gauge(m.entriesDesc, float64(d.Players.Entries), "player_profiles")
+		gauge(m.entriesDesc, float64(d.Sports.Entries), "sports")
+		gauge(m.entriesDesc, float64(d.Categories.Entries), "categories")
+		gauge(m.entriesDesc, float64(d.Tournaments.Entries), "tournaments")
+		gauge(m.entriesDesc, float64(d.Seasons.Entries), "seasons")
+	}
 	if t := st.Transport; t != nil {
 		gauge(m.connectedDesc, float64(t.Connected))
 		ch <- prometheus.MustNewConstMetric(m.receivedDesc, prometheus.CounterValue, float64(t.Bytes))

@@ -129,6 +129,15 @@ func TestWatchSDKLevelsOnTheEmbeddedBroker(t *testing.T) {
 			`feedkit_cache_entries{feedkit_cache="single_variants"}`: 0,
 			`feedkit_cache_entries{feedkit_cache="summaries"}`:       0,
 			`feedkit_cache_entries{feedkit_cache="profiles"}`:        0,
+			// The sport data's: nothing read.
+			`feedkit_cache_entries{feedkit_cache="event_summaries"}`:     0,
+			`feedkit_cache_entries{feedkit_cache="fixtures"}`:            0,
+			`feedkit_cache_entries{feedkit_cache="competitor_profiles"}`: 0,
+			`feedkit_cache_entries{feedkit_cache="player_profiles"}`:     0,
+			`feedkit_cache_entries{feedkit_cache="sports"}`:              0,
+			`feedkit_cache_entries{feedkit_cache="categories"}`:          0,
+			`feedkit_cache_entries{feedkit_cache="tournaments"}`:         0,
+			`feedkit_cache_entries{feedkit_cache="seasons"}`:             0,
 		}
 	}
 	with := func(a, b map[string]float64) map[string]float64 {
