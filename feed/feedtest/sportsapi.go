@@ -79,6 +79,7 @@ func (s *Simulator) registerSportsAPI(mux *http.ServeMux) {
 	mux.HandleFunc(RouteEventSummary, s.serveSummary)
 	mux.HandleFunc(RoutePlayerProfile, s.servePlayerProfile)
 	mux.HandleFunc(RouteCompetitorProfile, s.serveCompetitorProfile)
+	s.registerChangesAPI(mux)
 }
 
 // language checks the token and the {lang} of a request: the index of its names, or -1
