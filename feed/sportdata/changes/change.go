@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -55,6 +56,14 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	return fmt.Errorf("changes: unknown kind %q", b)
 }
 
+// list is the Sports API's list of the kind, as its path names it.
+func (k Kind) list() string {
+	if k == ResultChange {
+		return "results"
+	}
+	return "fixtures"
+}
+
 // Change is one entry of a list: the event whose fixture or results changed, and when.
 // A change is the pair of the two: the same event listed again at a later time is a
 // new change.
@@ -73,6 +82,16 @@ func (c Change) String() string {
 	return fmt.Sprintf("%s change of %s at %s", c.Kind, c.Event, c.UpdatedAt.Format(time.RFC3339Nano))
 }
 
+// compareChanges orders changes by time, then by event, the order the manager delivers
+// them in: a list comes in the API's order, and ties need one order of their own.
+func compareChanges(c, d Change) int {
+	return cmp.Or(c.UpdatedAt.Compare(d.UpdatedAt), compareURN(c.Event, d.Event))
+}
+
+func compareURN(a, b feed.URN) int {
+	return cmp.Or(cmp.Compare(a.Prefix, b.Prefix), cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
+}
+
 // Listener is told of each change once. The manager calls it from one goroutine, a
 // list's changes in the order of their times, and waits for it.
 //
@@ -81,7 +100,7 @@ func (c Change) String() string {
 // next poll, before anything later. So return an error for what a retry may mend (a
 // database that is down), and log and return nil for what it never will, or the list
 // stops there until the API no longer lists the change (after a day). The other list
-// goes on meanwhile. ctx ends when the manager is closed.
+// goes on meanwhile. ctx is Run's, which ends when the manager is closed, or Poll's.
 type Listener interface {
 	OnChange(ctx context.Context, c Change) error
 }
