@@ -127,17 +127,12 @@ func (m *Manager) due(now time.Time) int64 {
 }
 
 // wait waits until poll n falls due, and reports false if ctx ended first.
-//
-// A Clock's timer is set by a duration, counted from the clock's time when it is set. A
-// clock other than the wall clock may move in between (a fake advanced by a test), which
-// would leave the timer late by that move: so once the timer is set, a clock found
-// already at the poll's time has it made at once.
 func (m *Manager) wait(ctx context.Context, clk clock.Clock, n int64) bool {
 	at := m.began.Add(time.Duration(n) * m.cfg.Interval)
-	t := clk.NewTimer(at.Sub(clk.Now()))
+	t := arm(clk, at)
 	defer t.Stop()
 	if m.due(clk.Now()) >= n {
-		return true
+		return true // the clock reached it while the timer was set
 	}
 	select {
 	case <-ctx.Done():
@@ -145,6 +140,28 @@ func (m *Manager) wait(ctx context.Context, clk clock.Clock, n int64) bool {
 	case <-t.C():
 		return true
 	}
+}
+
+// arm returns a timer of clk that fires at at.
+//
+// A Clock's timer is set by a duration, which the clock counts from its own time when
+// the timer is set, read just before. A clock other than the wall clock that moved in
+// between (a fake advanced by a test) would leave the timer late by that move, and a
+// test waiting in Flush for the poll at at would wait for ever: so the timer is set
+// again for what is left, until the clock stood still around it, as heartbeat's Run
+// does. The wall clock never stands still, and its moves are too small to matter.
+func arm(clk clock.Clock, at time.Time) clock.Timer {
+	before := clk.Now()
+	t := clk.NewTimer(at.Sub(before))
+	for range 8 {
+		after := clk.Now()
+		if after.Equal(before) || clk == clock.Real() {
+			break
+		}
+		before = after
+		t.Reset(at.Sub(before))
+	}
+	return t
 }
 
 // Poll polls both lists now, beside Run's schedule (which it does not move), and

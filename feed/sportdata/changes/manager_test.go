@@ -1,12 +1,16 @@
 package changes_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/feedkit/feedkit/clock"
+	"github.com/feedkit/feedkit/clock/clocktest"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/sportdata/changes"
 )
@@ -127,4 +131,39 @@ func TestSportFilter(t *testing.T) {
 	require.NotEmpty(t, want)
 	require.Less(t, len(want), len(r.published()))
 	assert.Equal(t, once(want), rec.counts())
+}
+
+// jumpyClock is a fake clock that moves by jump, once, as a timer is being set: as when
+// a test advances the clock while the manager sets its timer.
+type jumpyClock struct {
+	*clocktest.Fake
+	jump atomic.Int64
+}
+
+func (c *jumpyClock) NewTimer(d time.Duration) clock.Timer {
+	if j := c.jump.Swap(0); j != 0 {
+		c.Advance(time.Duration(j))
+	}
+	return c.Fake.NewTimer(d)
+}
+
+// A clock that moves while the manager sets its timer for the next poll does not leave
+// the timer late: the poll still falls at the Interval.
+func TestTimerSetWhileTheClockMoves(t *testing.T) {
+	clk := &jumpyClock{Fake: clocktest.NewFake(start)}
+	clk.jump.Store(int64(10 * time.Minute))
+	api := &listAPI{}
+	m, err := changes.New(api, changes.ListenerFunc(nop), changes.Config{Clock: clk})
+	require.NoError(t, err)
+	go func() { _ = m.Run(t.Context()) }()
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	require.NoError(t, m.Flush(t.Context()))
+	require.NoError(t, clk.BlockUntilContext(t.Context(), 1), "the timer is set")
+	require.Equal(t, start.Add(10*time.Minute), clk.Now(), "the clock moved as it was set")
+
+	clk.Advance(50 * time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a late timer would never fire
+	defer cancel()
+	require.NoError(t, m.Flush(ctx))
+	assert.Len(t, api.asked(), 4, "the second poll, at the Interval")
 }
