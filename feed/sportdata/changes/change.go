@@ -68,6 +68,7 @@ func (k Kind) list() string {
 // A change is the pair of the two: the same event listed again at a later time is a
 // new change.
 type Change struct {
+	// Kind says which list the change is from.
 	Kind Kind `json:"kind"`
 	// Event is the sport event (sport_event_id), such as sr:match:12345.
 	Event feed.URN `json:"event"`
@@ -92,8 +93,8 @@ func compareURN(a, b feed.URN) int {
 	return cmp.Or(cmp.Compare(a.Prefix, b.Prefix), cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
 }
 
-// Listener is told of each change once. The manager calls it from one goroutine, a
-// list's changes in the order of their times, and waits for it.
+// Listener is told of each change once. The manager makes one call at a time, a list's
+// changes in the order of their times, and waits for each.
 //
 // A listener that returns an error, or panics, has not taken the change: it is not
 // marked delivered, the rest of its list waits, and the change is offered again at the
