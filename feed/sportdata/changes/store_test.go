@@ -115,7 +115,7 @@ func TestFileStoreFailedSaveChangesNothing(t *testing.T) {
 }
 
 // A MemoryStore outlives a manager, not the process: a new store is empty.
-func TestMemoryStoreIsTheProcesss(t *testing.T) {
+func TestMemoryStoreLastsAsLongAsTheProcess(t *testing.T) {
 	ctx := context.Background()
 	s := changes.NewMemoryStore()
 	require.NoError(t, s.Save(ctx, cursor(changes.ResultChange, t0, "sr:match:1")))
