@@ -81,6 +81,7 @@ func (s *Simulator) registerSportsAPI(mux *apiMux) {
 	mux.HandleFunc(RouteCompetitorProfile, s.serveCompetitorProfile)
 	s.registerFixtures(mux)
 	s.registerCatalog(mux)
+	s.registerChangesAPI(mux)
 }
 
 // language checks the token and the {lang} of a request: the index of its names, or -1
