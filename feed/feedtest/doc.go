@@ -2,8 +2,11 @@
 // in the spirit of net/http/httptest: a Broker with the routing of an AMQP topic exchange
 // that sessions consume from without RabbitMQ, and a Simulator that publishes realistic
 // traffic into it (or into any Publisher), answers recovery requests like the feed's API,
-// serves the account and the Sports API's market descriptions, variants, match summaries
-// and profiles for what it sends (APIHandler), injects faults, and records what it sent so that a test can prove nothing was lost.
+// serves the account and the Sports API for what it sends (APIHandler: market
+// descriptions and variants, summaries, fixtures, profiles, schedules, sports,
+// tournaments, seasons, timelines, the fixture and result changes; every document valid
+// by Sportradar's published schemas), injects faults, and records what it sent so that a
+// test can prove nothing was lost.
 // Recorder, GlobalRecorder and SnapshotWaiter stand in for a session's listener, global
 // events listener and system handler, and ReceiverRecorder for the receiver a session
 // gives its transport: they record what they are handed, and a test waits on them rather
