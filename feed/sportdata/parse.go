@@ -33,6 +33,10 @@ type parser struct {
 	// texts is a slab the Texts of the document take their one language from: one
 	// allocation for many names. Each Text's slice is capped, so a merge copies.
 	texts []langText
+	// bools, ints and floats are slabs of the optional values (see slot).
+	bools  []bool
+	ints   []int
+	floats []float64
 }
 
 func newParser(b []byte, lang, doc string) *parser {
@@ -123,8 +127,9 @@ func (p *parser) text(v string) Text {
 		return Text{}
 	}
 	if len(p.texts) == cap(p.texts) {
-		// Small documents (a player) have a few names, schedules thousands.
-		p.texts = make([]langText, 0, min(4+2*cap(p.texts), 256))
+		// A name every 80 bytes or so: a player's profile has a few, a schedule
+		// thousands. A slab that runs out is followed by a larger one.
+		p.texts = make([]langText, 0, min(max(len(p.src)/80, 4, 2*cap(p.texts)), 256))
 	}
 	n := len(p.texts)
 	p.texts = append(p.texts, langText{p.lang, v})
@@ -202,7 +207,7 @@ func (p *parser) bool(elem, attr, v string) *bool {
 		p.failf("<%s %s=%q>: not a boolean", elem, attr, v)
 		return nil
 	}
-	return &b
+	return slot(&p.bools, b)
 }
 
 func (p *parser) int(elem, attr, v string) *int {
@@ -211,7 +216,7 @@ func (p *parser) int(elem, attr, v string) *int {
 		p.failf("<%s %s=%q>: not an integer", elem, attr, v)
 		return nil
 	}
-	return &n
+	return slot(&p.ints, n)
 }
 
 func (p *parser) float(elem, attr, v string) *float64 {
@@ -220,7 +225,18 @@ func (p *parser) float(elem, attr, v string) *float64 {
 		p.failf("<%s %s=%q>: not a number", elem, attr, v)
 		return nil
 	}
-	return &f
+	return slot(&p.floats, f)
+}
+
+// slot stores v in the slab and returns its address: the optional values of a document
+// share a few allocations instead of one each. A slab is never grown in place, so the
+// addresses handed out stay valid.
+func slot[T any](slab *[]T, v T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, min(4+2*cap(*slab), 64))
+	}
+	*slab = append(*slab, v)
+	return &(*slab)[len(*slab)-1]
 }
 
 // need fails unless the element had its required id.

@@ -75,6 +75,9 @@ func (p *parser) timelineEvent() TimelineEvent {
 	p.children(func(child string) {
 		switch child {
 		case "player", "assist", "goal_scorer":
+			if e.Players == nil {
+				e.Players = make([]Ref, 0, 2) // a scorer and an assist, most often
+			}
 			e.Players = append(e.Players, p.ref(child))
 		default:
 			p.skip()
