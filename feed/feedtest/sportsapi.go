@@ -23,7 +23,8 @@ const (
 	RouteMarketVariant = "GET /v1/descriptions/{lang}/markets/{id}/variants/{variant}"
 	// RouteVariantDescriptions lists the variant lists (variants.xml).
 	RouteVariantDescriptions = "GET /v1/descriptions/{lang}/variants.xml"
-	// RouteEventSummary is the summary of a match the simulator has created.
+	// RouteEventSummary is the summary of a match the simulator has created, or of one
+	// of its tournaments or seasons (a tournament_info).
 	RouteEventSummary = "GET /v1/sports/{lang}/sport_events/{urn}/summary.xml"
 	// RoutePlayerProfile is the profile of a player of the simulator's teams.
 	RoutePlayerProfile = "GET /v1/sports/{lang}/players/{urn}/profile.xml"
@@ -272,6 +273,9 @@ func (s *Simulator) serveSummary(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, err := feed.ParseURN(r.PathValue("urn"))
+	if err == nil && s.serveTournamentInfo(w, u, l) {
+		return
+	}
 	created, sport, running := false, 0, false
 	if err == nil {
 		created, sport, running = s.matchCreated(u)

@@ -56,6 +56,13 @@ func sportOf(u feed.URN, typ string) (int, bool) {
 	return sport, ok && u.Prefix == "sr" && u.Type == typ
 }
 
+// seasonOf returns the sport whose season u is (sr:season:9000N is sport N's).
+func seasonOf(u feed.URN) (int, bool) {
+	sport := int(u.ID - 10*catalogBase)
+	_, ok := sportNames[sport]
+	return sport, ok && u.Prefix == "sr" && u.Type == "season"
+}
+
 func (s *Simulator) openDoc(w http.ResponseWriter, root string) {
 	startXML(w)
 	fmt.Fprintf(w, `<%s xmlns="%s" generated_at="%s">`+"\n", root, unifiedNamespace, s.clock.Now().UTC().Format(time.RFC3339))
@@ -210,4 +217,22 @@ func (s *Simulator) serveTimeline(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `    <event id="%d" type="match_ended" time="%s"/>`+"\n", 2*u.ID+1, ended.Format(time.RFC3339))
 	}
 	io.WriteString(w, "  </timeline>\n</match_timeline>\n")
+}
+
+// serveTournamentInfo answers the summary of one of the simulator's tournaments or
+// seasons, a tournament_info as the API's, and reports whether u is one.
+func (s *Simulator) serveTournamentInfo(w http.ResponseWriter, u feed.URN, l int) bool {
+	sport, ok := sportOf(u, "tournament")
+	if !ok {
+		if sport, ok = seasonOf(u); !ok {
+			return false
+		}
+	}
+	s.openDoc(w, "tournament_info")
+	s.writeTournament(w, sport, l, true)
+	if u.Type == "season" {
+		s.writeSeason(w, "  ", "season", sport, l)
+	}
+	io.WriteString(w, "</tournament_info>\n")
+	return true
 }

@@ -88,6 +88,17 @@ func TestCatalogueFromTheSimulator(t *testing.T) {
 		seasons, err := p.Seasons(ctx, tr.ID)
 		require.NoError(t, err)
 		assert.Equal(t, []sportdata.Season{*tr.CurrentSeason}, seasons.Seasons)
+		// A season's and a tournament's summaries are tournament_info documents.
+		ss, err := p.Summary(ctx, tr.CurrentSeason.ID)
+		require.NoError(t, err)
+		assert.Equal(t, tr.CurrentSeason.ID, ss.Event.ID)
+		assert.Equal(t, tr.CurrentSeason.Name, ss.Event.Name)
+		assert.Equal(t, tr.ID, ss.Event.Tournament.ID)
+		assert.Equal(t, tr.Sport, ss.Event.Sport)
+		ts, err := p.Summary(ctx, tr.ID)
+		require.NoError(t, err)
+		assert.Equal(t, tr.ID, ts.Event.ID)
+		assert.Equal(t, tr.Name, ts.Event.Name)
 	}
 	_, err = p.Sports(ctx)
 	require.NoError(t, err)
