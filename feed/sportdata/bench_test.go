@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/sportdata"
+	"github.com/feedkit/feedkit/internal/benchratio"
 )
 
 // The encoding/xml baseline: xml.Unmarshal into structs of the same attributes the
@@ -237,11 +237,16 @@ func documents(t testing.TB) []document {
 // BenchmarkParseVsEncodingXML parses each document type with the package's parser, and
 // reports how many times faster it is than the reference reading with encoding/xml
 // (reference_test.go: the same values, converted the same way), measured in the same run
-// (x-of-encoding-xml).
+// by benchratio.InTurn (x-of-encoding-xml).
 func BenchmarkParseVsEncodingXML(b *testing.B) {
 	for _, d := range documents(b) {
 		b.Run(d.name, func(b *testing.B) {
-			ratio := inTurn(b, d.body, d.timeParse, d.timeRef)
+			for _, f := range []func([]byte) error{d.timeParse, d.timeRef} {
+				if err := f(d.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ratio := benchratio.InTurn(func() { _ = d.timeParse(d.body) }, func() { _ = d.timeRef(d.body) })
 			b.SetBytes(int64(len(d.body)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -252,36 +257,6 @@ func BenchmarkParseVsEncodingXML(b *testing.B) {
 			b.ReportMetric(ratio, "x-of-encoding-xml")
 		})
 	}
-}
-
-// inTurn times the parser and the baseline in turn, ten blocks of about 100 ms each,
-// and returns the ratio of their total times. A block is long enough to pay for the
-// garbage collections its own allocations cause, and starts from a collected heap, so
-// that the parser, which allocates little, does not pay for collections the baseline's
-// garbage started; alternating, a slow spell of a busy machine slows both alike.
-func inTurn(b *testing.B, doc []byte, parse, ref func([]byte) error) float64 {
-	if err := parse(doc); err != nil {
-		b.Fatal(err)
-	}
-	if err := ref(doc); err != nil {
-		b.Fatal(err)
-	}
-	block := func(f func([]byte) error) (time.Duration, int) {
-		runtime.GC()
-		n, start := 0, time.Now()
-		for ; n < 1 || time.Since(start) < 100*time.Millisecond; n++ {
-			_ = f(doc)
-		}
-		return time.Since(start), n
-	}
-	var refPer, fastPer float64
-	for range 10 {
-		d, n := block(ref)
-		refPer += float64(d) / float64(n)
-		d, n = block(parse)
-		fastPer += float64(d) / float64(n)
-	}
-	return refPer / fastPer
 }
 
 // BenchmarkCachedRead reads one fixture the cache holds, in the default language, on the

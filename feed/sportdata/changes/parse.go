@@ -1,28 +1,14 @@
 package changes
 
 import (
-	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/internal/xmlscan"
 )
-
-// document is a changes list as the API sends it: <fixture_changes> of <fixture_change>
-// entries, or <result_changes> of <result_change> ones, each with the event's
-// sport_event_id and its update_time.
-type document struct {
-	XMLName xml.Name
-	Entries []entry `xml:",any"`
-}
-
-type entry struct {
-	XMLName xml.Name
-	Event   *string `xml:"sport_event_id,attr"`
-	Time    *string `xml:"update_time,attr"`
-}
 
 // roots names each kind's document and its entries.
 var roots = map[string]struct {
@@ -38,48 +24,74 @@ var roots = map[string]struct {
 // the document's order, each time in UTC to the microsecond. Elements other than the
 // list's entries are skipped, as the API may add some. A document that is not such a
 // list, or an entry without a readable sport_event_id or update_time, is an error that
-// says what and which entry: a list read in part would skip changes unseen.
+// says what and which entry: a list read in part would skip changes unseen. It reads
+// on the kit's XML scanner, as strict as XML and an order of magnitude faster than
+// encoding/xml.
 func ParseChanges(body []byte) ([]Change, error) {
-	var doc document
-	if err := xml.NewDecoder(bytes.NewReader(body)).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("changes: not a changes list: %w", err)
+	src := string(body)
+	var s xmlscan.Scanner
+	s.Reset(src)
+	if !s.Root() {
+		return nil, fmt.Errorf("changes: not a changes list: %w", s.Err())
 	}
-	root, ok := roots[doc.XMLName.Local]
+	name := xmlscan.Local(s.Name())
+	root, ok := roots[name]
 	if !ok {
-		return nil, fmt.Errorf("changes: <%s> is not a changes list (<fixture_changes> or <result_changes>)", doc.XMLName.Local)
+		return nil, fmt.Errorf("changes: <%s> is not a changes list (<fixture_changes> or <result_changes>)", name)
 	}
-	out := make([]Change, 0, len(doc.Entries))
-	i := 0
-	for _, e := range doc.Entries {
-		if e.XMLName.Local != root.entry {
+	out := make([]Change, 0, strings.Count(src, "<"+root.entry+" "))
+	for open := s.Open(); open && s.Child(); {
+		if xmlscan.Local(s.Name()) != root.entry {
+			s.Skip()
 			continue
+		}
+		var e entry
+		for n, v, ok := s.NextAttr(); ok; n, v, ok = s.NextAttr() {
+			switch xmlscan.Local(n) {
+			case "sport_event_id":
+				e.event, e.hasEvent = v, true
+			case "update_time":
+				e.time, e.hasTime = v, true
+			}
+		}
+		s.Skip()
+		if s.Err() != nil {
+			break
 		}
 		c, err := e.change(root.kind)
 		if err != nil {
-			return nil, fmt.Errorf("changes: <%s>: %s[%d].%w", doc.XMLName.Local, root.entry, i, err)
+			return nil, fmt.Errorf("changes: <%s>: %s[%d].%w", name, root.entry, len(out), err)
 		}
 		out = append(out, c)
-		i++
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("changes: not a changes list: %w", err)
 	}
 	return out, nil
+}
+
+// entry is one change of the list as written: its attributes, and whether each was there.
+type entry struct {
+	event, time       string
+	hasEvent, hasTime bool
 }
 
 // change reads the entry; its error starts with the attribute's name, to follow the
 // entry's in a message.
 func (e entry) change(k Kind) (Change, error) {
-	if e.Event == nil {
+	if !e.hasEvent {
 		return Change{}, errors.New("sport_event_id is missing")
 	}
-	u, err := feed.ParseURN(*e.Event)
+	u, err := feed.ParseURN(e.event)
 	if err != nil {
-		return Change{}, fmt.Errorf("sport_event_id %q: %w", *e.Event, err)
+		return Change{}, fmt.Errorf("sport_event_id %q: %w", e.event, err)
 	}
-	if e.Time == nil {
+	if !e.hasTime {
 		return Change{}, errors.New("update_time is missing")
 	}
-	t, err := parseTime(*e.Time)
+	t, err := parseTime(e.time)
 	if err != nil {
-		return Change{}, fmt.Errorf("update_time %q: %w", *e.Time, err)
+		return Change{}, fmt.Errorf("update_time %q: %w", e.time, err)
 	}
 	return Change{Kind: k, Event: u, UpdatedAt: t}, nil
 }

@@ -61,8 +61,10 @@ func TestParseChangesReadsTheAPIsLists(t *testing.T) {
 // A document the package cannot read whole is refused, saying what and where.
 func TestParseChangesRefusals(t *testing.T) {
 	for _, c := range []struct{ doc, err string }{
-		{`not xml`, "changes: not a changes list: EOF"},
-		{`<fixture_changes><fixture_change`, "changes: not a changes list: XML syntax error"},
+		{`not xml`, "changes: not a changes list: xml syntax error at byte 0: no root element, only text"},
+		{`<fixture_changes><fixture_change`, "changes: not a changes list: xml syntax error at byte 32: unexpected end of input in a start tag"},
+		{`<fixture_changes><fixture_change sport_event_id="sr:match:1" sport_event_id="sr:match:2" update_time="2024-10-16T10:20:35Z"/></fixture_changes>`,
+			"attribute sport_event_id appears twice"},
 		{`<response response_code="FORBIDDEN"/>`, "changes: <response> is not a changes list (<fixture_changes> or <result_changes>)"},
 		{`<fixture_changes><fixture_change update_time="2024-10-16T10:20:35+00:00"/></fixture_changes>`,
 			"changes: <fixture_changes>: fixture_change[0].sport_event_id is missing"},
