@@ -45,11 +45,11 @@ func newParser(b []byte, lang, doc string) *parser {
 	return p
 }
 
-// count guesses how many elem elements the document has, to size a list once: growing
-// a list copies it over and over. A tag in a comment or with a namespace prefix makes
-// the guess wrong, which costs only a grow.
-func (p *parser) count(elem string) int {
-	return strings.Count(p.src, "<"+elem+" ")
+// count guesses how many elements the document has that start with tag ("<event "), to
+// size a list once: growing a list copies it over and over. A tag in a comment or with a
+// namespace prefix makes the guess wrong, which costs only a grow.
+func (p *parser) count(tag string) int {
+	return strings.Count(p.src, tag)
 }
 
 // release ends the parse and returns its error.

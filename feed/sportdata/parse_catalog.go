@@ -9,7 +9,7 @@ func parseSports(b []byte, lang, doc string) ([]Ref, error) {
 	p := newParser(b, lang, doc)
 	var out []Ref
 	if p.root("sports") != "" {
-		out = make([]Ref, 0, p.count("sport"))
+		out = make([]Ref, 0, p.count("<sport "))
 		p.children(func(child string) {
 			if child != "sport" {
 				p.skip()
@@ -35,7 +35,7 @@ func parseSportCategories(b []byte, lang, doc string) (SportCategories, error) {
 			case "sport":
 				s.Sport = p.ref(child)
 			case "categories":
-				s.Categories = make([]Category, 0, p.count("category"))
+				s.Categories = make([]Category, 0, p.count("<category "))
 				p.children(func(c string) {
 					if c != "category" {
 						p.skip()
@@ -78,7 +78,7 @@ func parseTournaments(b []byte, lang, doc string) ([]Tournament, error) {
 	p := newParser(b, lang, doc)
 	var out []Tournament
 	if p.root("tournaments") != "" {
-		out = make([]Tournament, 0, p.count("tournament"))
+		out = make([]Tournament, 0, p.count("<tournament "))
 		p.children(func(child string) {
 			if child != "tournament" {
 				p.skip()
@@ -156,7 +156,7 @@ func parseTournamentSeasons(b []byte, lang, doc string) (TournamentSeasons, erro
 			case "tournament":
 				s.Tournament = p.tournamentEntry()
 			case "seasons":
-				s.Seasons = make([]Season, 0, p.count("season"))
+				s.Seasons = make([]Season, 0, p.count("<season "))
 				p.children(func(c string) {
 					if c != "season" {
 						p.skip()
@@ -183,7 +183,7 @@ func parseTournamentSchedule(b []byte, lang, doc string) ([]Event, error) {
 	p := newParser(b, lang, doc)
 	var events []Event
 	if p.root("tournament_schedule") != "" {
-		events = make([]Event, 0, p.count("sport_event"))
+		events = make([]Event, 0, p.count("<sport_event "))
 		p.children(func(child string) {
 			if child != "sport_events" {
 				p.skip()

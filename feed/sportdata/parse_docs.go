@@ -131,7 +131,7 @@ func parseCompetitorProfile(b []byte, lang, doc string) (CompetitorProfile, erro
 			case "competitor":
 				c.Competitor = p.competitor()
 			case "players":
-				c.Players = make([]Player, 0, p.count("player"))
+				c.Players = make([]Player, 0, p.count("<player "))
 				p.children(func(c2 string) {
 					if c2 != "player" {
 						p.skip()
@@ -208,7 +208,7 @@ func parseSchedule(b []byte, lang, doc string) ([]Event, error) {
 	p := newParser(b, lang, doc)
 	var events []Event
 	if p.root("schedule") != "" {
-		events = make([]Event, 0, p.count("sport_event"))
+		events = make([]Event, 0, p.count("<sport_event "))
 		p.children(func(child string) {
 			if child != "sport_event" {
 				p.skip()

@@ -21,7 +21,7 @@ func parseTimeline(b []byte, lang, doc string) (Timeline, error) {
 			case "sport_event_conditions":
 				p.conditions(&tl.Event)
 			case "timeline":
-				tl.Events = make([]TimelineEvent, 0, p.count("event"))
+				tl.Events = make([]TimelineEvent, 0, p.count("<event "))
 				p.children(func(c string) {
 					if c != "event" {
 						p.skip()
