@@ -1,0 +1,18 @@
+// Package recording keeps what the feed delivered, and what the API answered, in an
+// append-only file that can be read back: the exact messages that led to a settlement,
+// to run again through your own listeners as often as needed.
+//
+// A recording is a sequence of Frames (a delivery: its routing key, body, session and
+// receipt time; or an API response: its URL, status and body). A Writer gathers frames
+// into blocks, compresses each with zstd and writes it with a checksum; a Reader reads
+// them back in order. A crash loses at most the block being written: a Reader of a torn
+// file returns every whole block's frames, then a *TornError that says where it stopped
+// and why, so that what was recorded before the crash is never lost with it.
+//
+// # The file
+//
+// A recording starts with a header naming the format and its version; a file of another
+// kind is refused at once with ErrNotRecording. Each block is a frame count, the
+// compressed and the raw lengths, a CRC-32C of the compressed bytes, and the bytes.
+// Blocks are independent: a reader may start at any block boundary.
+package recording
