@@ -3,8 +3,8 @@ package recording
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"hash/crc32"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
