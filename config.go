@@ -121,6 +121,12 @@ type Config struct {
 	// one. The SDK hands it to everything it builds: leave the Observer of API,
 	// Recovery, Concurrent, Names and AMQP nil.
 	Observer Observer
+	// OnDelivery, when set, sees every message each session receives, as it came and
+	// before anything is made of it (feed.SessionConfig.OnDelivery); Config.API's
+	// OnResponse sees every answer of the API. A recording.Writer's RecordDelivery and
+	// RecordResponse fit them. It is called on the transports' reading goroutines: it
+	// must be quick and safe for concurrent use.
+	OnDelivery func(session feed.SessionRef, d feed.Delivery)
 	// OnError receives every error any part of the SDK reports; it must be safe for
 	// concurrent use. nil ignores them.
 	OnError func(error)

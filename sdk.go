@@ -242,6 +242,7 @@ func (s *SDK) addSession(interest feed.MessageInterest, disp feed.Dispatcher, sy
 		Observer:    s.cfg.Observer,
 		OnError:     s.cfg.OnError,
 		Logger:      s.cfg.Logger,
+		OnDelivery:  s.cfg.OnDelivery,
 	})
 	if err != nil {
 		// checkSession let it through, so feed.NewSession has a check of its own the

@@ -77,6 +77,12 @@ type SessionConfig struct {
 	// Observer is told of every message read and every one that could not be routed or
 	// decoded, for metrics; nil tells no one.
 	Observer Observer
+	// OnDelivery, when set, sees every message the transport hands the session, as it
+	// came (routing key, body, receipt time) and before anything is made of it: a
+	// malformed one too. It is called on the transport's reading goroutine, so it must
+	// be quick; the body is shared, to read or copy, never to modify. A recording
+	// (package recording) sits here.
+	OnDelivery func(session SessionRef, d Delivery)
 }
 
 // SessionStats counts what a session read.
@@ -293,6 +299,9 @@ type receiver struct{ s *Session }
 func (r receiver) Receive(d Delivery) {
 	s := r.s
 	s.nReceived.Add(1)
+	if h := s.cfg.OnDelivery; h != nil {
+		h(s.ref, d)
+	}
 	ev := Event{RawKey: d.RoutingKey, Body: d.Body, ReceivedAt: d.ReceivedAt, bodyOwned: true, from: s}
 	key, err := ParseRoutingKey(d.RoutingKey)
 	peeked := false

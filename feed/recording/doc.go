@@ -9,6 +9,10 @@
 // file returns every whole block's frames, then a *TornError that says where it stopped
 // and why, so that what was recorded before the crash is never lost with it.
 //
+// To record a live SDK, give a Writer's RecordDelivery to feedkit.Config.OnDelivery,
+// which sees every message as a session received it, and its RecordResponse to the API
+// client's OnResponse, which sees every answer.
+//
 // # The file
 //
 // A recording starts with a header naming the format and its version; a file of another

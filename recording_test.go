@@ -1,0 +1,95 @@
+package feedkit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/feedkit/feedkit"
+	"github.com/feedkit/feedkit/clock/clocktest"
+	"github.com/feedkit/feedkit/feed"
+	"github.com/feedkit/feedkit/feed/feedapi"
+	"github.com/feedkit/feedkit/feed/feedtest"
+	"github.com/feedkit/feedkit/feed/recording"
+)
+
+// A Writer on the SDK's raw hooks records every message each session received, once, as
+// it came, and every answer of the API: counted against what the simulator sent.
+func TestRecordingASessionKeepsEveryDeliveryAndResponse(t *testing.T) {
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	clk := clocktest.NewFake(envEpoch)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 5, Rate: feedtest.Unlimited, Clock: clk})
+	require.NoError(t, err)
+	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
+	t.Cleanup(api.Close)
+	env := feedkit.CustomEnvironment("", api.URL)
+
+	var file bytes.Buffer
+	w, err := recording.NewWriter(&file, recording.WriterOptions{BlockSize: 4 << 10})
+	require.NoError(t, err)
+	sdk, err := feedkit.New(feedkit.Config{
+		Environment: &env, AccessToken: feedtest.DefaultAccessToken,
+		Transport: broker, Node: feed.Node(1), Clock: clk,
+		OnDelivery: w.RecordDelivery,
+		API:        feedapi.Config{OnResponse: w.RecordResponse},
+	})
+	require.NoError(t, err)
+	rec := feedtest.NewRecorder()
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
+	t.Cleanup(func() { _ = sdk.Close(context.Background()) })
+	require.NoError(t, sdk.Open(t.Context()))
+
+	const messages = 300
+	require.NoError(t, sim.Publish(t.Context(), messages))
+	require.NoError(t, rec.Wait(t.Context(), messages))
+	require.NoError(t, sdk.Flush(t.Context()))
+	require.NoError(t, sdk.Close(t.Context()))
+	require.NoError(t, w.Close())
+	require.NoError(t, w.Err())
+
+	r, err := recording.NewReader(&file)
+	require.NoError(t, err)
+	delivered := make(map[string]int) // by routing key and body
+	var responses []recording.Frame
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		switch f.Kind {
+		case recording.Delivery:
+			assert.Equal(t, 0, f.Session)
+			delivered[f.RoutingKey+"\n"+string(f.Body)]++
+		case recording.APIResponse:
+			responses = append(responses, f)
+		}
+	}
+	// A match's messages can repeat byte for byte (two bet_stops in one millisecond):
+	// what was sent and what was recorded are compared as counts of each.
+	sent := make(map[string]int)
+	for _, s := range sim.Sent() {
+		sent[s.Key.String()+"\n"+string(s.Body)]++
+	}
+	assert.Equal(t, sent, delivered, "every message sent recorded, as many times as sent")
+	total := 0
+	for _, n := range delivered {
+		total += n
+	}
+	assert.Equal(t, int(sdk.Stats().Sessions[0].Received), total, "every message the session received")
+	require.NotEmpty(t, responses)
+	urls := make(map[string]int)
+	for _, f := range responses {
+		urls[f.Method+" "+f.URL[len(api.URL):]] = f.Status
+	}
+	assert.Equal(t, 200, urls["GET /v1/users/whoami.xml"])
+	assert.Equal(t, 200, urls["GET /v1/descriptions/producers.xml"])
+}
