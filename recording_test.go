@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"github.com/feedkit/feedkit/feed/feedapi"
 	"github.com/feedkit/feedkit/feed/feedtest"
 	"github.com/feedkit/feedkit/feed/recording"
+	"github.com/feedkit/feedkit/recovery"
 )
 
 // A Writer on the SDK's raw hooks records every message each session received, once, as
@@ -92,4 +94,87 @@ func TestRecordingASessionKeepsEveryDeliveryAndResponse(t *testing.T) {
 	}
 	assert.Equal(t, 200, urls["GET /v1/users/whoami.xml"])
 	assert.Equal(t, 200, urls["GET /v1/descriptions/producers.xml"])
+}
+
+// record runs the simulator through an SDK whose raw hooks a Writer sits on, and returns
+// the recording and the messages its listener was called with, in order (serial
+// delivery: one call at a time in arrival order).
+func record(t *testing.T, messages int) ([]byte, []feed.Message) {
+	t.Helper()
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	clk := clocktest.NewFake(envEpoch)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 8, Rate: feedtest.Unlimited, Clock: clk, Seed: 37})
+	require.NoError(t, err)
+	var file bytes.Buffer
+	w, err := recording.NewWriter(&file, recording.WriterOptions{BlockSize: 8 << 10})
+	require.NoError(t, err)
+	sdk, err := feedkit.New(feedkit.Config{
+		Transport: broker, Node: feed.Node(1), Clock: clk,
+		Recovery:   recovery.Config{Disabled: true},
+		OnDelivery: w.RecordDelivery,
+	})
+	require.NoError(t, err)
+	rec := feedtest.NewRecorder()
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
+	require.NoError(t, sdk.Open(t.Context()))
+	require.NoError(t, sim.Publish(t.Context(), messages))
+	require.NoError(t, rec.Wait(t.Context(), messages))
+	require.NoError(t, sdk.Close(t.Context()))
+	require.NoError(t, w.Close())
+	return file.Bytes(), rec.Messages()
+}
+
+// replay plays a recording through a new SDK and returns its listener's calls.
+func replay(t *testing.T, file []byte, opts recording.PlayerOptions) []feed.Message {
+	t.Helper()
+	p, err := recording.NewPlayer(bytes.NewReader(file), opts)
+	require.NoError(t, err)
+	sdk, err := feedkit.New(feedkit.Config{Transport: p, Node: feed.Node(1), Clock: clocktest.NewFake(envEpoch),
+		Recovery: recovery.Config{Disabled: true}})
+	require.NoError(t, err)
+	rec := feedtest.NewRecorder()
+	require.NoError(t, sdk.AddSession(feed.AllMessages, rec))
+	require.NoError(t, sdk.Open(t.Context()))
+	require.NoError(t, p.Play(t.Context()))
+	require.NoError(t, sdk.Flush(t.Context()))
+	require.NoError(t, sdk.Close(t.Context()))
+	return rec.Messages()
+}
+
+// A recording played through a new SDK calls its listener with the same messages in the
+// same order as the live feed did, every time it is played; a filtered play calls it
+// with that event's messages alone, in their order.
+func TestReplayThroughTheSDKIsTheLiveRunAgain(t *testing.T) {
+	file, live := record(t, 400)
+	require.Len(t, live, 400)
+	first := replay(t, file, recording.PlayerOptions{})
+	requireSameCalls(t, live, first)
+	requireSameCalls(t, first, replay(t, file, recording.PlayerOptions{}))
+
+	event := live[0].MessageHeader().Event
+	var want []feed.Message
+	for _, m := range live {
+		if m.MessageHeader().Event == event {
+			want = append(want, m)
+		}
+	}
+	requireSameCalls(t, want, replay(t, file, recording.PlayerOptions{Events: []feed.URN{event}}))
+}
+
+// requireSameCalls checks that two runs called the listener with the same messages in
+// the same order. A recording keeps a receipt time to the nanosecond in UTC, without the
+// live clock's monotonic reading: the times are compared as instants.
+func requireSameCalls(t *testing.T, want, got []feed.Message) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := want[i].MessageHeader(), got[i].MessageHeader()
+		require.True(t, w.ReceivedAt.Equal(g.ReceivedAt), "call %d: received at %v, then %v", i, w.ReceivedAt, g.ReceivedAt)
+		wr, gr := w.ReceivedAt, g.ReceivedAt
+		w.ReceivedAt, g.ReceivedAt = time.Time{}, time.Time{}
+		require.Equal(t, want[i], got[i], "call %d", i)
+		w.ReceivedAt, g.ReceivedAt = wr, gr
+	}
 }

@@ -13,6 +13,11 @@
 // which sees every message as a session received it, and its RecordResponse to the API
 // client's OnResponse, which sees every answer.
 //
+// To play a recording through your own listeners, give a Player to the SDK as its
+// transport (feedkit.Config.Transport), with recoveries disabled, open the SDK and Play:
+// every recorded delivery goes to every session whose bindings match it, in the
+// recorded order, so the listeners are called as they were, every time.
+//
 // # The file
 //
 // A recording starts with a header naming the format and its version; a file of another
