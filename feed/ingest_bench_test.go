@@ -10,7 +10,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/feedkit/feedkit/feed"
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/internal/ingestbench"
 	"github.com/feedkit/feedkit/internal/testenv"
@@ -88,30 +87,7 @@ func BenchmarkIngestRabbitMQ(b *testing.B) {
 
 // measureSDK measures a session with a listener that only counts.
 func measureSDK(b *testing.B, cfg rabbitmq.Config, publish func(int)) ingestbench.Rate {
-	tr, err := rabbitmq.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	l := ingestbench.NewCountingListener(b.N)
-	up := ingestbench.NewUpSignal()
-	s, err := feed.NewSession(tr, feed.SessionConfig{Listener: l, Global: up})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = s.Close(context.Background()) }()
-	<-up.C
-	publish(b.N)
-
-	held := s.Stats().Received
-	w := ingestbench.Start()
-	b.StartTimer()
-	close(l.Gate)
-	<-l.Done
-	b.StopTimer()
-	return w.End(b.N - int(held))
+	return measureSession(b, cfg, publish, nil)
 }
 
 // measureRaw measures a plain amqp091-go consumer: manual acknowledgement with the
