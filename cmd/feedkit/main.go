@@ -8,6 +8,11 @@
 //	feedkit replay [-speed N] [-event URN]... FILE
 //	                                            the recording through the SDK, printing
 //	                                            each listener call
+//	feedkit sim -amqp URL [-http ADDR] [-rate N] [-messages N]
+//	                                            the simulator as its own process: its feed
+//	                                            into RabbitMQ, its API over HTTP
+//	feedkit record -o FILE (-amqp URL -api URL -token T [-for D] | -sim N)
+//	                                            what an SDK receives, into a recording
 //
 // Times are RFC 3339. A torn recording is read to its last whole block, and the command
 // says where it stopped; a file that is not a recording is refused. Install it with
@@ -40,6 +45,8 @@ commands:
   inspect   what a recording holds: counts by type, producer and event; one event's messages
   cut       a time range or some events of a recording into a new one
   replay    a recording through the SDK, printing each listener call
+  sim       the simulator as its own process: its feed into RabbitMQ, its API over HTTP
+  record    what an SDK receives from a feed (or an in-process simulator) into a recording
 run "feedkit <command> -h" for a command's flags`
 
 // run runs the command line args and returns the exit status: 0, 1 when the work
@@ -57,6 +64,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cut(args[1:], stdout, stderr)
 	case "replay":
 		err = replay(ctx, args[1:], stdout, stderr)
+	case "sim":
+		err = sim(ctx, args[1:], stdout, stderr)
+	case "record":
+		err = record(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0

@@ -183,3 +183,30 @@ func TestBadFilesAndCommandLines(t *testing.T) {
 		assert.Equal(t, 2, code, "%q", args)
 	}
 }
+
+// record -sim records an in-process simulator's messages through the SDK, and its API's
+// answers: every event message once.
+func TestRecordTheSimulator(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.rec")
+	code, out, errOut := cmd(t, "record", "-o", path, "-sim", "300")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "into "+path)
+	code, js, errOut := cmd(t, "inspect", "-json", path)
+	require.Equal(t, 0, code, errOut)
+	var s summary
+	require.NoError(t, json.Unmarshal([]byte(js), &s))
+	events := int64(0)
+	for typ, n := range s.ByType {
+		if typ != "alive" && typ != "snapshot_complete" {
+			events += n
+		}
+	}
+	assert.Equal(t, int64(300), events, "every event message once: %v", s.ByType)
+	assert.Positive(t, s.Responses, "the API's answers: the account, the producers, the recovery")
+	assert.Positive(t, s.ByStatus["200"])
+
+	code, _, _ = cmd(t, "record", "-o", path, "-sim", "1")
+	assert.Equal(t, 1, code, "never over an existing file")
+	code, _, _ = cmd(t, "record", "-o", filepath.Join(t.TempDir(), "x.rec"))
+	assert.Equal(t, 2, code, "no feed named")
+}
