@@ -73,9 +73,29 @@ func (f *timeFlag) Set(v string) error {
 	return nil
 }
 
+// source opens a recording: a file, or a directory of a recording.Dir's files, read as
+// one.
+func source(path string) (io.ReadCloser, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return os.Open(path)
+	}
+	files, err := recording.Files(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no recording files (feed-*.rec) in the directory", path)
+	}
+	return recording.OpenFiles(files)
+}
+
 // open opens a recording for reading.
-func open(path string) (*os.File, *recording.Reader, error) {
-	f, err := os.Open(path)
+func open(path string) (io.Closer, *recording.Reader, error) {
+	f, err := source(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@
 //	feedkit record -o FILE (-amqp URL -api URL -token T [-for D] | -sim N)
 //	                                            what an SDK receives, into a recording
 //
+// FILE is a recording's file, or a directory of recording.Dir's files read as one.
 // Times are RFC 3339. A torn recording is read to its last whole block, and the command
 // says where it stopped; a file that is not a recording is refused. Install it with
 // go install github.com/feedkit/feedkit/cmd/feedkit@latest.

@@ -210,3 +210,28 @@ func TestRecordTheSimulator(t *testing.T) {
 	code, _, _ = cmd(t, "record", "-o", filepath.Join(t.TempDir(), "x.rec"))
 	assert.Equal(t, 2, code, "no feed named")
 }
+
+// A directory of a recording.Dir's files is inspected as one recording.
+func TestInspectADirectory(t *testing.T) {
+	dir := t.TempDir()
+	d, err := recording.OpenDir(dir, recording.DirOptions{MaxFileBytes: 4 << 10, Writer: recording.WriterOptions{BlockSize: 1 << 10}})
+	require.NoError(t, err)
+	for i := range 400 {
+		require.NoError(t, d.Append(recording.Frame{Kind: recording.Delivery, At: time.Unix(int64(i), 0),
+			RoutingKey: "-.-.-.alive.-.-.-.-", Body: []byte(`<alive product="1" timestamp="` + strconv.Itoa(i) + `" subscribed="1"/>`)}))
+	}
+	require.NoError(t, d.Close())
+	files, err := recording.Files(dir)
+	require.NoError(t, err)
+	require.Greater(t, len(files), 1)
+	code, js, errOut := cmd(t, "inspect", "-json", dir)
+	require.Equal(t, 0, code, errOut)
+	var s summary
+	require.NoError(t, json.Unmarshal([]byte(js), &s))
+	assert.Equal(t, int64(400), s.Frames)
+	assert.Equal(t, map[string]int64{"alive": 400}, s.ByType)
+
+	code, _, errOut = cmd(t, "inspect", t.TempDir())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no recording files")
+}

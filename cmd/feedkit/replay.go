@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/feedkit/feedkit"
@@ -23,7 +22,7 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(path)
+	f, err := source(path)
 	if err != nil {
 		return err
 	}

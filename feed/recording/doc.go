@@ -18,6 +18,9 @@
 // every recorded delivery goes to every session whose bindings match it, in the
 // recorded order, so the listeners are called as they were, every time.
 //
+// A Dir records into a directory, a new file by size or age; its files read one after
+// the other are one recording (OpenFiles), as are any recordings concatenated.
+//
 // # The file
 //
 // A recording starts with a header naming the format and its version; a file of another

@@ -113,6 +113,14 @@ func (r *Reader) readBlock() error {
 	if err != nil {
 		return r.torn(start, r.block, fmt.Sprintf("%d bytes of a block's header (%v)", n, err))
 	}
+	if string(magic) == fileMagic[:len(blockMagic)] {
+		// Another recording's header: recordings concatenated (a directory's files read
+		// one after the other) are one recording.
+		if err := r.skipHeader(start); err != nil {
+			return err
+		}
+		return r.readBlock()
+	}
 	if string(magic) != blockMagic {
 		return r.torn(start, r.block, fmt.Sprintf("no block starts here (%q)", magic))
 	}
@@ -150,6 +158,23 @@ func (r *Reader) readBlock() error {
 	r.left = int(frames)
 	r.cur, r.off = start, start+read+4+int64(compLen)
 	r.block++
+	return nil
+}
+
+// skipHeader reads the rest of a recording's header that follows another recording,
+// whose first bytes readBlock has read.
+func (r *Reader) skipHeader(start int64) error {
+	rest := make([]byte, len(fileMagic)+1-len(blockMagic))
+	if _, err := io.ReadFull(r.r, rest); err != nil {
+		return r.torn(start, r.block, "a recording's header is cut short")
+	}
+	if string(rest[:len(rest)-1]) != fileMagic[len(blockMagic):] {
+		return r.torn(start, r.block, "no block starts here")
+	}
+	if v := rest[len(rest)-1]; v != fileVersion {
+		return r.torn(start, r.block, fmt.Sprintf("a recording of version %d follows; this kit reads version %d", v, fileVersion))
+	}
+	r.off = start + int64(len(fileMagic)+1)
 	return nil
 }
 
