@@ -52,9 +52,6 @@ func (p *parser) count(tag string) int {
 	return strings.Count(p.src, tag)
 }
 
-// release ends the parse and returns its error.
-func (p *parser) release() error { return p.err }
-
 // root moves to the root element and returns its local name; the API's error answer
 // (<response>) is an error naming its code and message.
 func (p *parser) root(want ...string) string {
@@ -108,6 +105,18 @@ func (p *parser) children(each func(name string)) {
 	p.syntax()
 }
 
+// each calls fn for every child element of the current one named elem, with the scanner
+// on it; fn must read or skip it. Other children are skipped.
+func (p *parser) each(elem string, fn func()) {
+	p.children(func(name string) {
+		if name != elem {
+			p.skip()
+			return
+		}
+		fn()
+	})
+}
+
 func (p *parser) skip() { p.s.Skip() }
 
 func (p *parser) syntax() {
@@ -135,9 +144,6 @@ func (p *parser) text(v string) Text {
 	p.texts = append(p.texts, langText{p.lang, v})
 	return Text{in: p.texts[n : n+1 : n+1]}
 }
-
-// clone is a value kept as it is: a substring of the document (see parser).
-func clone(v string) string { return v }
 
 func (p *parser) urn(elem, attr, v string) feed.URN {
 	u, err := feed.ParseURN(v)

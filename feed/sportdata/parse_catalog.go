@@ -10,15 +10,11 @@ func parseSports(b []byte, lang, doc string) ([]Ref, error) {
 	var out []Ref
 	if p.root("sports") != "" {
 		out = make([]Ref, 0, p.count("<sport "))
-		p.children(func(child string) {
-			if child != "sport" {
-				p.skip()
-				return
-			}
-			out = append(out, p.ref(child))
+		p.each("sport", func() {
+			out = append(out, p.ref("sport"))
 		})
 	}
-	return out, p.release()
+	return out, p.err
 }
 
 // ParseSportCategories reads a sport's categories (sport_categories) in lang.
@@ -36,11 +32,7 @@ func parseSportCategories(b []byte, lang, doc string) (SportCategories, error) {
 				s.Sport = p.ref(child)
 			case "categories":
 				s.Categories = make([]Category, 0, p.count("<category "))
-				p.children(func(c string) {
-					if c != "category" {
-						p.skip()
-						return
-					}
+				p.each("category", func() {
 					s.Categories = append(s.Categories, p.category())
 				})
 			default:
@@ -49,7 +41,7 @@ func parseSportCategories(b []byte, lang, doc string) (SportCategories, error) {
 		})
 		p.need("sport", s.Sport.ID)
 	}
-	return s, p.release()
+	return s, p.err
 }
 
 func (p *parser) category() Category {
@@ -79,15 +71,11 @@ func parseTournaments(b []byte, lang, doc string) ([]Tournament, error) {
 	var out []Tournament
 	if p.root("tournaments") != "" {
 		out = make([]Tournament, 0, p.count("<tournament "))
-		p.children(func(child string) {
-			if child != "tournament" {
-				p.skip()
-				return
-			}
+		p.each("tournament", func() {
 			out = append(out, p.tournamentEntry())
 		})
 	}
-	return out, p.release()
+	return out, p.err
 }
 
 // tournamentEntry reads a <tournament> of the tournament list or of a tournament's
@@ -157,12 +145,8 @@ func parseTournamentSeasons(b []byte, lang, doc string) (TournamentSeasons, erro
 				s.Tournament = p.tournamentEntry()
 			case "seasons":
 				s.Seasons = make([]Season, 0, p.count("<season "))
-				p.children(func(c string) {
-					if c != "season" {
-						p.skip()
-						return
-					}
-					s.Seasons = append(s.Seasons, p.season(c))
+				p.each("season", func() {
+					s.Seasons = append(s.Seasons, p.season("season"))
 				})
 			default:
 				p.skip()
@@ -170,7 +154,7 @@ func parseTournamentSeasons(b []byte, lang, doc string) (TournamentSeasons, erro
 		})
 		p.need("tournament", s.Tournament.ID)
 	}
-	return s, p.release()
+	return s, p.err
 }
 
 // ParseTournamentSchedule reads a tournament's or a season's schedule
@@ -184,21 +168,13 @@ func parseTournamentSchedule(b []byte, lang, doc string) ([]Event, error) {
 	var events []Event
 	if p.root("tournament_schedule") != "" {
 		events = make([]Event, 0, p.count("<sport_event "))
-		p.children(func(child string) {
-			if child != "sport_events" {
-				p.skip()
-				return
-			}
-			p.children(func(c string) {
-				if c != "sport_event" {
-					p.skip()
-					return
-				}
-				events = append(events, p.event(c, nil))
+		p.each("sport_events", func() {
+			p.each("sport_event", func() {
+				events = append(events, p.event("sport_event", nil))
 			})
 		})
 	}
-	if err := p.release(); err != nil {
+	if err := p.err; err != nil {
 		return nil, err
 	}
 	return events, nil

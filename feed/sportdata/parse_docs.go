@@ -33,7 +33,7 @@ func parseSummary(b []byte, lang, doc string) (Summary, error) {
 		})
 		p.need("sport_event", s.Event.ID)
 	}
-	return s, p.release()
+	return s, p.err
 }
 
 // tournamentInfo reads a season's or a tournament's summary as an event: the season it
@@ -68,9 +68,9 @@ func (p *parser) status() EventStatus {
 	for n, v, ok := p.attr(); ok; n, v, ok = p.attr() {
 		switch n {
 		case "status":
-			s.Status = clone(v)
+			s.Status = v
 		case "match_status":
-			s.MatchStatus = clone(v)
+			s.MatchStatus = v
 		case "home_score":
 			s.HomeScore = p.float("sport_event_status", n, v)
 		case "away_score":
@@ -85,11 +85,7 @@ func (p *parser) status() EventStatus {
 
 // conditions reads the venue of a summary's <sport_event_conditions>.
 func (p *parser) conditions(e *Event) {
-	p.children(func(child string) {
-		if child != "venue" {
-			p.skip()
-			return
-		}
+	p.each("venue", func() {
 		v := p.venue()
 		e.Venue = &v
 	})
@@ -105,16 +101,12 @@ func parseFixture(b []byte, lang, doc string) (Fixture, error) {
 	p := newParser(b, lang, doc)
 	var f Fixture
 	if p.root("fixtures_fixture") != "" {
-		p.children(func(child string) {
-			if child != "fixture" {
-				p.skip()
-				return
-			}
-			f.Event = p.event(child, &f)
+		p.each("fixture", func() {
+			f.Event = p.event("fixture", &f)
 		})
 		p.need("fixture", f.Event.ID)
 	}
-	return f, p.release()
+	return f, p.err
 }
 
 // ParseCompetitorProfile reads a competitor_profile (or a simple_team_profile) in lang.
@@ -132,11 +124,7 @@ func parseCompetitorProfile(b []byte, lang, doc string) (CompetitorProfile, erro
 				c.Competitor = p.competitor()
 			case "players":
 				c.Players = make([]Player, 0, p.count("<player "))
-				p.children(func(c2 string) {
-					if c2 != "player" {
-						p.skip()
-						return
-					}
+				p.each("player", func() {
 					c.Players = append(c.Players, p.player())
 				})
 			default:
@@ -145,7 +133,7 @@ func parseCompetitorProfile(b []byte, lang, doc string) (CompetitorProfile, erro
 		})
 		p.need("competitor", c.Competitor.ID)
 	}
-	return c, p.release()
+	return c, p.err
 }
 
 // ParsePlayerProfile reads a player_profile in lang.
@@ -157,16 +145,12 @@ func parsePlayerProfile(b []byte, lang, doc string) (Player, error) {
 	p := newParser(b, lang, doc)
 	var pl Player
 	if p.root("player_profile") != "" {
-		p.children(func(child string) {
-			if child != "player" {
-				p.skip()
-				return
-			}
+		p.each("player", func() {
 			pl = p.player()
 		})
 		p.need("player", pl.ID)
 	}
-	return pl, p.release()
+	return pl, p.err
 }
 
 func (p *parser) player() Player {
@@ -180,17 +164,17 @@ func (p *parser) player() Player {
 		case "full_name":
 			pl.FullName = p.text(v)
 		case "type":
-			pl.Type = clone(v)
+			pl.Type = v
 		case "date_of_birth":
 			pl.DateOfBirth = p.time("player", n, v)
 		case "nationality":
 			pl.Nationality = p.text(v)
 		case "country_code":
-			pl.CountryCode = clone(v)
+			pl.CountryCode = v
 		case "jersey_number":
 			pl.JerseyNumber = p.int("player", n, v)
 		case "gender":
-			pl.Gender = clone(v)
+			pl.Gender = v
 		}
 	}
 	p.need("player", pl.ID)
@@ -209,15 +193,11 @@ func parseSchedule(b []byte, lang, doc string) ([]Event, error) {
 	var events []Event
 	if p.root("schedule") != "" {
 		events = make([]Event, 0, p.count("<sport_event "))
-		p.children(func(child string) {
-			if child != "sport_event" {
-				p.skip()
-				return
-			}
-			events = append(events, p.event(child, nil))
+		p.each("sport_event", func() {
+			events = append(events, p.event("sport_event", nil))
 		})
 	}
-	if err := p.release(); err != nil {
+	if err := p.err; err != nil {
 		return nil, err
 	}
 	return events, nil

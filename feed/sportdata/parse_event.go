@@ -17,7 +17,7 @@ func (p *parser) event(elem string, f *Fixture) Event {
 		case "start_time_tbd":
 			e.StartTimeTBD = p.bool(elem, n, v)
 		case "liveodds":
-			e.LiveOdds = clone(v)
+			e.LiveOdds = v
 		}
 		if f == nil {
 			continue
@@ -30,7 +30,7 @@ func (p *parser) event(elem string, f *Fixture) Event {
 		case "next_live_time":
 			f.NextLiveTime = p.time(elem, n, v)
 		case "status":
-			f.Status = clone(v)
+			f.Status = v
 		}
 	}
 	p.need(elem, e.ID)
@@ -42,11 +42,7 @@ func (p *parser) event(elem string, f *Fixture) Event {
 			e.Season = p.ref(child)
 		case "competitors":
 			e.Competitors = make([]Competitor, 0, 2) // a match's two, most often
-			p.children(func(c string) {
-				if c != "competitor" {
-					p.skip()
-					return
-				}
+			p.each("competitor", func() {
 				e.Competitors = append(e.Competitors, p.competitor())
 			})
 		case "venue":
@@ -57,11 +53,7 @@ func (p *parser) event(elem string, f *Fixture) Event {
 				p.skip()
 				return
 			}
-			p.children(func(c string) {
-				if c != "tv_channel" {
-					p.skip()
-					return
-				}
+			p.each("tv_channel", func() {
 				f.TVChannels = append(f.TVChannels, p.tvChannel())
 			})
 		case "extra_info", "reference_ids":
@@ -74,13 +66,7 @@ func (p *parser) event(elem string, f *Fixture) Event {
 			if child == "reference_ids" {
 				list, item, key = &f.ReferenceIDs, "reference_id", "name"
 			}
-			p.children(func(c string) {
-				if c != item {
-					p.skip()
-					return
-				}
-				*list = append(*list, p.info(key))
-			})
+			p.each(item, func() { *list = append(*list, p.info(key)) })
 		default:
 			p.skip()
 		}
@@ -137,15 +123,15 @@ func (p *parser) competitor() Competitor {
 		case "name":
 			c.Name = p.text(v)
 		case "abbreviation":
-			c.Abbreviation = clone(v)
+			c.Abbreviation = v
 		case "qualifier":
-			c.Qualifier = clone(v)
+			c.Qualifier = v
 		case "country":
 			c.Country = p.text(v)
 		case "country_code":
-			c.CountryCode = clone(v)
+			c.CountryCode = v
 		case "gender":
-			c.Gender = clone(v)
+			c.Gender = v
 		}
 	}
 	p.need("competitor", c.ID)
@@ -166,11 +152,11 @@ func (p *parser) venue() Venue {
 		case "country_name":
 			v.Country = p.text(a)
 		case "country_code":
-			v.CountryCode = clone(a)
+			v.CountryCode = a
 		case "capacity":
 			v.Capacity = p.int("venue", n, a)
 		case "map_coordinates":
-			v.MapCoordinates = clone(a)
+			v.MapCoordinates = a
 		}
 	}
 	p.need("venue", v.ID)
@@ -183,11 +169,11 @@ func (p *parser) tvChannel() TVChannel {
 	for n, v, ok := p.attr(); ok; n, v, ok = p.attr() {
 		switch n {
 		case "name":
-			t.Name = clone(v)
+			t.Name = v
 		case "start_time":
 			t.StartTime = p.time("tv_channel", n, v)
 		case "stream_url":
-			t.StreamURL = clone(v)
+			t.StreamURL = v
 		}
 	}
 	p.skip()
@@ -200,9 +186,9 @@ func (p *parser) info(key string) Info {
 	for n, v, ok := p.attr(); ok; n, v, ok = p.attr() {
 		switch n {
 		case key:
-			i.Key = clone(v)
+			i.Key = v
 		case "value":
-			i.Value = clone(v)
+			i.Value = v
 		}
 	}
 	p.skip()

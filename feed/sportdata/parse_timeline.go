@@ -22,11 +22,7 @@ func parseTimeline(b []byte, lang, doc string) (Timeline, error) {
 				p.conditions(&tl.Event)
 			case "timeline":
 				tl.Events = make([]TimelineEvent, 0, p.count("<event "))
-				p.children(func(c string) {
-					if c != "event" {
-						p.skip()
-						return
-					}
+				p.each("event", func() {
 					tl.Events = append(tl.Events, p.timelineEvent())
 				})
 			default:
@@ -35,7 +31,7 @@ func parseTimeline(b []byte, lang, doc string) (Timeline, error) {
 		})
 		p.need("sport_event", tl.Event.ID)
 	}
-	return tl, p.release()
+	return tl, p.err
 }
 
 func (p *parser) timelineEvent() TimelineEvent {
