@@ -33,6 +33,30 @@ import (
 //
 //	./scripts/test.sh go test -run '^$' -bench IngestRabbitMQ -benchtime 100000x -count 6 ./feed
 func BenchmarkIngestRabbitMQ(b *testing.B) {
+	url, cfg, publish := ingestFeed(b)
+
+	b.StopTimer()
+	// The raw consumer runs before and after the session and its two rates are averaged,
+	// so that a broker that slows down (or warms up) over the run favours neither side.
+	before := measureRaw(b, url, cfg, publish)
+	sdk := measureSDK(b, cfg, publish)
+	after := measureRaw(b, url, cfg, publish)
+	raw := ingestbench.Rate{MsgsPerSec: (before.MsgsPerSec + after.MsgsPerSec) / 2, CPUPerMsg: (before.CPUPerMsg + after.CPUPerMsg) / 2}
+	b.ReportMetric(sdk.MsgsPerSec, "msgs/s")
+	b.ReportMetric(raw.MsgsPerSec, "raw-msgs/s")
+	b.ReportMetric(sdk.MsgsPerSec/raw.MsgsPerSec, "ratio-vs-raw")
+	b.ReportMetric(float64(sdk.CPUPerMsg.Nanoseconds())/1e3, "cpu-us/msg")
+	b.ReportMetric(float64(raw.CPUPerMsg.Nanoseconds())/1e3, "raw-cpu-us/msg")
+	if b.N > 1 { // the first, one-message run says nothing
+		b.Logf("N=%d: raw amqp091-go consumer %.0f msgs/s (%.0f before, %.0f after), feedkit session %.0f msgs/s, ratio %.3f; process CPU per message %v raw, %v feedkit",
+			b.N, raw.MsgsPerSec, before.MsgsPerSec, after.MsgsPerSec, sdk.MsgsPerSec, sdk.MsgsPerSec/raw.MsgsPerSec, raw.CPUPerMsg, sdk.CPUPerMsg)
+	}
+}
+
+// ingestFeed returns the test broker's URL, a transport config on an exchange of its
+// own (deleted when b ends) and a function that publishes n 1 KiB odds_change messages
+// to it and waits for their confirmations.
+func ingestFeed(b *testing.B) (string, rabbitmq.Config, func(n int)) {
 	url := testenv.AMQPURL(b)
 	body, err := os.ReadFile(filepath.Join("testdata", "odds_change_1k.xml"))
 	if err != nil {
@@ -52,10 +76,10 @@ func BenchmarkIngestRabbitMQ(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	b.Cleanup(func() {
 		_ = pub.Close(context.Background())
 		deleteExchange(b, url, cfg.Exchange)
-	}()
+	})
 	publish := func(n int) {
 		for range n {
 			if err := pub.Publish(context.Background(), key, body); err != nil {
@@ -66,23 +90,7 @@ func BenchmarkIngestRabbitMQ(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-
-	b.StopTimer()
-	// The raw consumer runs before and after the session and its two rates are averaged,
-	// so that a broker that slows down (or warms up) over the run favours neither side.
-	before := measureRaw(b, url, cfg, publish)
-	sdk := measureSDK(b, cfg, publish)
-	after := measureRaw(b, url, cfg, publish)
-	raw := ingestbench.Rate{MsgsPerSec: (before.MsgsPerSec + after.MsgsPerSec) / 2, CPUPerMsg: (before.CPUPerMsg + after.CPUPerMsg) / 2}
-	b.ReportMetric(sdk.MsgsPerSec, "msgs/s")
-	b.ReportMetric(raw.MsgsPerSec, "raw-msgs/s")
-	b.ReportMetric(sdk.MsgsPerSec/raw.MsgsPerSec, "ratio-vs-raw")
-	b.ReportMetric(float64(sdk.CPUPerMsg.Nanoseconds())/1e3, "cpu-us/msg")
-	b.ReportMetric(float64(raw.CPUPerMsg.Nanoseconds())/1e3, "raw-cpu-us/msg")
-	if b.N > 1 { // the first, one-message run says nothing
-		b.Logf("N=%d: raw amqp091-go consumer %.0f msgs/s (%.0f before, %.0f after), feedkit session %.0f msgs/s, ratio %.3f; process CPU per message %v raw, %v feedkit",
-			b.N, raw.MsgsPerSec, before.MsgsPerSec, after.MsgsPerSec, sdk.MsgsPerSec, sdk.MsgsPerSec/raw.MsgsPerSec, raw.CPUPerMsg, sdk.CPUPerMsg)
-	}
+	return url, cfg, publish
 }
 
 // measureSDK measures a session with a listener that only counts.

@@ -2,8 +2,6 @@ package feed_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	"github.com/feedkit/feedkit/feed/rabbitmq"
 	"github.com/feedkit/feedkit/feed/recording"
 	"github.com/feedkit/feedkit/internal/ingestbench"
-	"github.com/feedkit/feedkit/internal/testenv"
 )
 
 // BenchmarkIngestRecording measures what recording costs ingest: the session of
@@ -23,34 +20,7 @@ import (
 //
 //	./scripts/test.sh go test -run '^$' -bench IngestRecording -benchtime 100000x -count 6 ./feed
 func BenchmarkIngestRecording(b *testing.B) {
-	url := testenv.AMQPURL(b)
-	body, err := os.ReadFile(filepath.Join("testdata", "odds_change_1k.xml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	const key = "hi.-.live.odds_change.1.sr:match.16470657.-"
-	var suffix [4]byte
-	_, _ = rand.Read(suffix[:])
-	cfg := rabbitmq.Config{URL: url, Exchange: "feedkit-bench-" + hex.EncodeToString(suffix[:]), DeclareExchange: true,
-		ConnectionName: "feedkit-bench", Prefetch: rabbitmq.DefaultPrefetch}
-	pub, err := rabbitmq.NewPublisher(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = pub.Close(context.Background())
-		deleteExchange(b, url, cfg.Exchange)
-	}()
-	publish := func(n int) {
-		for range n {
-			if err := pub.Publish(context.Background(), key, body); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := pub.Flush(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	_, cfg, publish := ingestFeed(b)
 	b.StopTimer()
 	before := measureSession(b, cfg, publish, nil)
 	f, err := os.Create(filepath.Join(b.TempDir(), "feed.rec"))
