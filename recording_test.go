@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -24,15 +23,8 @@ import (
 // A Writer on the SDK's raw hooks records every message each session received, once, as
 // it came, and every answer of the API: counted against what the simulator sent.
 func TestRecordingASessionKeepsEveryDeliveryAndResponse(t *testing.T) {
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	clk := clocktest.NewFake(envEpoch)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 5, Rate: feedtest.Unlimited, Clock: clk})
-	require.NoError(t, err)
-	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
-	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", api.URL)
+	f := newSimFeed(t, 5, 0)
+	broker, sim, clk, env, apiURL := f.broker, f.sim, f.clock, f.env, f.api
 
 	var file bytes.Buffer
 	w, err := recording.NewWriter(&file, recording.WriterOptions{BlockSize: 4 << 10})
@@ -90,7 +82,7 @@ func TestRecordingASessionKeepsEveryDeliveryAndResponse(t *testing.T) {
 	require.NotEmpty(t, responses)
 	urls := make(map[string]int)
 	for _, f := range responses {
-		urls[f.Method+" "+f.URL[len(api.URL):]] = f.Status
+		urls[f.Method+" "+f.URL[len(apiURL):]] = f.Status
 	}
 	assert.Equal(t, 200, urls["GET /v1/users/whoami.xml"])
 	assert.Equal(t, 200, urls["GET /v1/descriptions/producers.xml"])
@@ -101,12 +93,8 @@ func TestRecordingASessionKeepsEveryDeliveryAndResponse(t *testing.T) {
 // delivery: one call at a time in arrival order).
 func record(t *testing.T, messages int) ([]byte, []feed.Message) {
 	t.Helper()
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	clk := clocktest.NewFake(envEpoch)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 8, Rate: feedtest.Unlimited, Clock: clk, Seed: 37})
-	require.NoError(t, err)
+	f := newSimFeed(t, 8, 37)
+	broker, sim, clk := f.broker, f.sim, f.clock
 	var file bytes.Buffer
 	w, err := recording.NewWriter(&file, recording.WriterOptions{BlockSize: 8 << 10})
 	require.NoError(t, err)

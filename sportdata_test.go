@@ -22,15 +22,8 @@ import (
 // the fixture comes from fixture_change_fixture.xml, never from a cache of the old one.
 // Every other message's event is read from the cache after the first read.
 func TestSportDataFollowsTheFeedsFixtureChanges(t *testing.T) {
-	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
-	t.Cleanup(broker.Close)
-	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
-	clk := clocktest.NewFake(envEpoch)
-	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: 5, Rate: feedtest.Unlimited, Clock: clk})
-	require.NoError(t, err)
-	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
-	t.Cleanup(api.Close)
-	env := feedkit.CustomEnvironment("", api.URL)
+	f := newSimFeed(t, 5, 0)
+	broker, sim, clk, env := f.broker, f.sim, f.clock, f.env
 	sdk, err := feedkit.New(feedkit.Config{
 		Environment: &env, AccessToken: feedtest.DefaultAccessToken,
 		Transport: broker, Node: feed.Node(1), Clock: clk,
@@ -93,4 +86,27 @@ func TestSportDataFollowsTheFeedsFixtureChanges(t *testing.T) {
 	require.NotNil(t, st)
 	assert.Equal(t, int64(changed), st.Fixtures.Fetches, "every fixture read was of a change fixture")
 	assert.Zero(t, st.Fixtures.Errors)
+}
+
+// simFeed is a simulator of producer 1 on the embedded broker, with its API served, on
+// a fake clock: the feed the SDK tests of the sport data and the recordings run on.
+type simFeed struct {
+	broker *feedtest.Broker
+	sim    *feedtest.Simulator
+	clock  *clocktest.Fake
+	env    feedkit.Environment // the simulator's API, as a custom environment
+	api    string              // its URL
+}
+
+func newSimFeed(t *testing.T, matches int, seed uint64) *simFeed {
+	t.Helper()
+	broker := feedtest.NewBroker(feedtest.BrokerOptions{})
+	t.Cleanup(broker.Close)
+	lo, _ := feed.LookupProducer(feed.DefaultProducers(), 1)
+	clk := clocktest.NewFake(envEpoch)
+	sim, err := feedtest.NewSimulator(broker, feedtest.SimulatorConfig{Producers: []feed.Producer{lo}, Matches: matches, Rate: feedtest.Unlimited, Clock: clk, Seed: seed})
+	require.NoError(t, err)
+	api := httptest.NewServer(sim.APIHandler(feedtest.Account{}))
+	t.Cleanup(api.Close)
+	return &simFeed{broker: broker, sim: sim, clock: clk, env: feedkit.CustomEnvironment("", api.URL), api: api.URL}
 }
